@@ -1,0 +1,185 @@
+//! Archive layout on disk: `DIR/NAME.otf2` (anchor), `DIR/NAME.def` (global definitions) and
+//! `DIR/NAME/<L>.evt|.def|.snap` per location.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use super::anchor::Anchor;
+use super::chunk::{validate_chunk_size, FileSink};
+use super::defs::{GlobalDefWriter, LocalDefWriter};
+use super::events::{EventWriter, SnapWriter};
+
+/// Settings fixed for the whole archive.
+#[derive(Clone, Debug)]
+pub struct ArchiveConfig {
+    pub event_chunk_size: usize,
+    pub def_chunk_size: usize,
+    pub machine_name: String,
+    pub creator: String,
+    pub description: String,
+    /// Anchor properties, names like `POMPTRACE::VERSION`.
+    pub properties: Vec<(String, String)>,
+    pub trace_id: u64,
+}
+
+impl Default for ArchiveConfig {
+    /// libotf2's defaults: 1 MiB event chunks, 4 MiB definition chunks.
+    fn default() -> Self {
+        Self {
+            event_chunk_size: 1024 * 1024,
+            def_chunk_size: 4 * 1024 * 1024,
+            machine_name: String::new(),
+            creator: String::new(),
+            description: String::new(),
+            properties: Vec::new(),
+            trace_id: 0,
+        }
+    }
+}
+
+/// Writes one archive. Event and snapshot files are streamed as they are written; definitions
+/// and the anchor are written by [`ArchiveWriter::finish`].
+pub struct ArchiveWriter {
+    dir: PathBuf,
+    name: String,
+    config: ArchiveConfig,
+    snapshots: u32,
+}
+
+impl ArchiveWriter {
+    /// Creates `dir` (and parents) and `dir/name/`. Fails if `dir/name.otf2` already exists,
+    /// so an existing trace is never overwritten.
+    pub fn create(dir: &Path, name: &str, config: ArchiveConfig) -> io::Result<Self> {
+        validate_chunk_size(config.event_chunk_size)?;
+        validate_chunk_size(config.def_chunk_size)?;
+        if name.is_empty() || name.contains('/') {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "bad archive name",
+            ));
+        }
+        fs::create_dir_all(dir)?;
+        let writer = Self {
+            dir: dir.to_path_buf(),
+            name: name.to_string(),
+            config,
+            snapshots: 0,
+        };
+        if writer.anchor_path().exists() {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!("{} already exists", writer.anchor_path().display()),
+            ));
+        }
+        fs::create_dir_all(writer.location_dir())?;
+        Ok(writer)
+    }
+
+    pub fn config(&self) -> &ArchiveConfig {
+        &self.config
+    }
+    pub fn anchor_path(&self) -> PathBuf {
+        self.dir.join(format!("{}.otf2", self.name))
+    }
+    pub fn global_def_path(&self) -> PathBuf {
+        self.dir.join(format!("{}.def", self.name))
+    }
+    pub fn location_dir(&self) -> PathBuf {
+        self.dir.join(&self.name)
+    }
+    pub fn event_path(&self, location: u64) -> PathBuf {
+        self.location_dir().join(format!("{location}.evt"))
+    }
+    pub fn local_def_path(&self, location: u64) -> PathBuf {
+        self.location_dir().join(format!("{location}.def"))
+    }
+    pub fn snap_path(&self, location: u64) -> PathBuf {
+        self.location_dir().join(format!("{location}.snap"))
+    }
+
+    fn create_file(path: &Path) -> io::Result<File> {
+        OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+    }
+
+    pub fn event_writer(&self, location: u64) -> io::Result<EventWriter<FileSink>> {
+        let file = Self::create_file(&self.event_path(location))?;
+        Ok(EventWriter::new(
+            self.config.event_chunk_size,
+            FileSink::new(file),
+        ))
+    }
+
+    /// Snapshots use the event chunk size. Call [`ArchiveWriter::set_snapshot_count`] too.
+    pub fn snap_writer(&self, location: u64) -> io::Result<SnapWriter<FileSink>> {
+        let file = Self::create_file(&self.snap_path(location))?;
+        Ok(SnapWriter::new(
+            self.config.event_chunk_size,
+            FileSink::new(file),
+        ))
+    }
+
+    /// With a count > 0 readers open `<L>.snap` for every location; [`ArchiveWriter::finish`]
+    /// writes empty ones where missing.
+    pub fn set_snapshot_count(&mut self, snapshots: u32) {
+        self.snapshots = snapshots;
+    }
+
+    pub fn local_def_writer(&self) -> LocalDefWriter {
+        LocalDefWriter::new(self.config.def_chunk_size)
+    }
+
+    pub fn global_def_writer(&self) -> GlobalDefWriter {
+        GlobalDefWriter::new(self.config.def_chunk_size)
+    }
+
+    pub fn write_local_defs(&self, location: u64, defs: LocalDefWriter) -> io::Result<()> {
+        write_file(&self.local_def_path(location), &defs.finish())
+    }
+
+    /// Writes the global definitions, fills in the files readers require for every location
+    /// (empty `.evt`, `.def` and, with snapshots, `.snap`), and writes the anchor last.
+    pub fn finish(self, defs: GlobalDefWriter, locations: &[u64]) -> io::Result<Anchor> {
+        let mut anchor = Anchor::new(
+            self.config.event_chunk_size as u64,
+            self.config.def_chunk_size as u64,
+        );
+        anchor.number_of_locations = defs.locations();
+        anchor.number_of_global_defs = defs.records();
+        anchor.machine_name = self.config.machine_name.clone();
+        anchor.creator = self.config.creator.clone();
+        anchor.description = self.config.description.clone();
+        anchor.properties = self.config.properties.clone();
+        anchor.trace_id = self.config.trace_id;
+        anchor.number_of_snapshots = self.snapshots;
+        write_file(&self.global_def_path(), &defs.finish())?;
+        for &location in locations {
+            if !self.event_path(location).exists() {
+                let (_, result) = self.event_writer(location)?.finish();
+                result?;
+            }
+            if !self.local_def_path(location).exists() {
+                self.write_local_defs(location, self.local_def_writer())?;
+            }
+            if self.snapshots > 0 && !self.snap_path(location).exists() {
+                let (_, result) = self.snap_writer(location)?.finish();
+                result?;
+            }
+        }
+        // Write-then-rename: a reader never sees a half-written anchor.
+        let tmp = self.dir.join(format!(".{}.otf2.tmp", self.name));
+        write_file(&tmp, &anchor.encode())?;
+        fs::rename(&tmp, self.anchor_path())?;
+        Ok(anchor)
+    }
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut f = ArchiveWriter::create_file(path)?;
+    f.write_all(bytes)?;
+    f.flush()
+}

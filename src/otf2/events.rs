@@ -1,0 +1,434 @@
+//! Event (and snapshot) writers: records are encoded straight into the current chunk.
+//!
+//! The common events have inlined encoders: appending an Enter/Leave is a room check, an
+//! optional 9-byte TIMESTAMP, an id byte and a compressed region id, all into a pre-sized chunk;
+//! no allocation, no lock, no dynamic dispatch (the sink is a type parameter and only reached
+//! when a chunk is full). Chunk breaks, TIMESTAMP placement and length forms follow libotf2, so
+//! the same calls give byte-identical files.
+
+use std::io;
+
+use super::chunk::*;
+use super::records::{self, attribute_list_bound, event_id, length_field_bound};
+use super::types::*;
+use super::wire::{put_cu32_at, put_framed};
+use super::TIMESTAMP;
+
+/// Room libotf2 reserves for a timestamp record before every event, written or not.
+const TIMESTAMP_BOUND: usize = 9;
+/// Room for Enter/Leave: timestamp + id + compressed u32 (no length field).
+const REGION_EVENT_BOUND: usize = TIMESTAMP_BOUND + 1 + 5;
+
+/// A timed, chunked record stream: the part event and snapshot files share.
+pub struct TimedChunks<S: ChunkSink> {
+    chunk: Box<[u8]>,
+    pos: usize,
+    /// Events (records) in all earlier chunks, for the chunk header.
+    events_before_chunk: u64,
+    events: u64,
+    last_time: u64,
+    chunk_has_timestamp: bool,
+    sink: S,
+    scratch: Vec<u8>,
+    clamped_timestamps: u64,
+}
+
+impl<S: ChunkSink> TimedChunks<S> {
+    /// `chunk_size` must be one the readers accept (see [`validate_chunk_size`]) unless the
+    /// stream is only read back by this crate.
+    pub fn new(chunk_size: usize, sink: S) -> Self {
+        Self::with_buffer(vec![0u8; chunk_size].into_boxed_slice(), sink)
+    }
+
+    /// Starts in a caller-provided (e.g. recycled) buffer whose length is the chunk size.
+    pub fn with_buffer(chunk: Box<[u8]>, sink: S) -> Self {
+        assert!(chunk.len() >= 64, "chunk buffer too small");
+        let mut s = Self {
+            chunk,
+            pos: 0,
+            events_before_chunk: 0,
+            events: 0,
+            last_time: 0,
+            chunk_has_timestamp: false,
+            sink,
+            scratch: Vec::with_capacity(64),
+            clamped_timestamps: 0,
+        };
+        s.start_chunk();
+        s
+    }
+
+    /// Number of event records written so far (the Location's `numberOfEvents`).
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+    pub fn last_time(&self) -> u64 {
+        self.last_time
+    }
+    /// How many events came with a time earlier than their predecessor's and were recorded at
+    /// the predecessor's time instead (a location's timestamps must never decrease).
+    pub fn clamped_timestamps(&self) -> u64 {
+        self.clamped_timestamps
+    }
+    pub fn sink(&self) -> &S {
+        &self.sink
+    }
+    pub fn sink_mut(&mut self) -> &mut S {
+        &mut self.sink
+    }
+    pub fn chunk_size(&self) -> usize {
+        self.chunk.len()
+    }
+    /// Bytes used in the current chunk.
+    pub fn chunk_fill(&self) -> usize {
+        self.pos
+    }
+
+    fn start_chunk(&mut self) {
+        self.events_before_chunk = self.events;
+        self.pos = CHUNK_HEADER_LEN;
+        self.chunk_has_timestamp = false;
+    }
+
+    /// Closes the current chunk (header numbers, END_OF_CHUNK padding) and continues in the
+    /// buffer the sink hands back.
+    #[cold]
+    #[inline(never)]
+    fn next_chunk(&mut self) {
+        let (first, last) = (self.events_before_chunk + 1, self.events);
+        write_chunk_header(&mut self.chunk, first, last);
+        self.chunk[self.pos..].fill(END_OF_CHUNK);
+        let full = std::mem::replace(&mut self.chunk, Box::new([]));
+        let len = full.len();
+        self.chunk = self.sink.submit(full, len);
+        self.start_chunk();
+    }
+
+    /// Makes room for a record of `bound` bytes (libotf2's rule: at least one byte must stay
+    /// free for END_OF_CHUNK).
+    #[inline(always)]
+    fn reserve(&mut self, bound: usize) {
+        if self.pos + bound >= self.chunk.len() && self.pos > CHUNK_HEADER_LEN {
+            self.next_chunk();
+        }
+    }
+
+    /// Writes the TIMESTAMP record when libotf2 would: first event of a chunk, a later time,
+    /// or time 0.
+    #[inline(always)]
+    fn timestamp(&mut self, time: u64) {
+        let time = if time < self.last_time {
+            self.clamped_timestamps += 1;
+            self.last_time
+        } else {
+            time
+        };
+        if time != self.last_time || time == 0 || !self.chunk_has_timestamp {
+            let out = &mut self.chunk[self.pos..self.pos + 9];
+            out[0] = TIMESTAMP;
+            out[1..9].copy_from_slice(&time.to_le_bytes());
+            self.pos += 9;
+            self.last_time = time;
+            self.chunk_has_timestamp = true;
+        }
+    }
+
+    /// One singleton record with a compressed u32 value (Enter, Leave).
+    #[inline(always)]
+    pub fn write_u32_singleton(&mut self, time: u64, id: u8, value: u32) {
+        self.reserve(REGION_EVENT_BOUND);
+        self.timestamp(time);
+        let out = &mut self.chunk[self.pos..self.pos + 6];
+        out[0] = id;
+        self.pos += 1 + put_cu32_at(&mut out[1..], value);
+        self.events += 1;
+    }
+
+    /// One record with a short, fixed payload written by `encode` into `out` (at least
+    /// `PAYLOAD_BOUND` bytes) returning the bytes used. `PAYLOAD_BOUND` must be < 255.
+    #[inline(always)]
+    pub fn write_small<const PAYLOAD_BOUND: usize>(
+        &mut self,
+        time: u64,
+        id: u8,
+        encode: impl FnOnce(&mut [u8]) -> usize,
+    ) {
+        self.reserve(TIMESTAMP_BOUND + 2 + PAYLOAD_BOUND);
+        self.timestamp(time);
+        let out = &mut self.chunk[self.pos..self.pos + 2 + PAYLOAD_BOUND];
+        out[0] = id;
+        let len = encode(&mut out[2..]);
+        out[1] = len as u8;
+        self.pos += 2 + len;
+        self.events += 1;
+    }
+
+    /// Any record: optional attribute list, id, length (unless `singleton`), payload.
+    /// `payload_bound` is libotf2's upper bound of the payload size.
+    pub fn write_record(
+        &mut self,
+        time: u64,
+        attributes: Option<&AttributeList>,
+        id: u8,
+        singleton: bool,
+        payload: &[u8],
+        payload_bound: usize,
+    ) {
+        let attributes = attributes.filter(|a| !a.is_empty());
+        let length_bound = if singleton {
+            0
+        } else {
+            length_field_bound(payload_bound)
+        };
+        let attribute_bound = attributes.map_or(0, |a| attribute_list_bound(a.len()));
+        let bound = TIMESTAMP_BOUND + attribute_bound + 1 + length_bound + payload_bound;
+        let mut record = std::mem::take(&mut self.scratch);
+        record.clear();
+        if let Some(list) = attributes {
+            records::put_attribute_list(&mut record, list);
+        }
+        if singleton {
+            record.push(id);
+            record.extend_from_slice(payload);
+        } else {
+            put_framed(&mut record, id, payload, payload_bound >= 255);
+        }
+        let space = TIMESTAMP_BOUND + record.len();
+        if space >= self.chunk.len() - CHUNK_HEADER_LEN {
+            // Cannot fit into any chunk: an OTF2 record may not straddle chunks.
+            self.scratch = record;
+            return;
+        }
+        self.reserve(bound.max(space));
+        self.timestamp(time);
+        self.chunk[self.pos..self.pos + record.len()].copy_from_slice(&record);
+        self.pos += record.len();
+        self.events += 1;
+        self.scratch = record;
+    }
+
+    /// Ends the file (END_OF_FILE, END_OF_BUFFER), hands the last chunk to the sink and returns
+    /// the sink with the first I/O error, if any.
+    pub fn finish(mut self) -> (S, io::Result<()>) {
+        let (first, last) = (self.events_before_chunk + 1, self.events);
+        write_chunk_header(&mut self.chunk, first, last);
+        self.chunk[self.pos] = END_OF_FILE;
+        self.pos += 1;
+        if self.pos < self.chunk.len() {
+            self.chunk[self.pos] = END_OF_BUFFER;
+            self.pos += 1;
+        }
+        let chunk = std::mem::replace(&mut self.chunk, Box::new([]));
+        let _recycled = self.sink.submit(chunk, self.pos);
+        let result = self.sink.finish();
+        (self.sink, result)
+    }
+}
+
+/// Writes the events of one location.
+pub struct EventWriter<S: ChunkSink> {
+    chunks: TimedChunks<S>,
+    payload: Vec<u8>,
+}
+
+impl<S: ChunkSink> EventWriter<S> {
+    pub fn new(chunk_size: usize, sink: S) -> Self {
+        Self {
+            chunks: TimedChunks::new(chunk_size, sink),
+            payload: Vec::with_capacity(64),
+        }
+    }
+    pub fn with_buffer(chunk: Box<[u8]>, sink: S) -> Self {
+        Self {
+            chunks: TimedChunks::with_buffer(chunk, sink),
+            payload: Vec::with_capacity(64),
+        }
+    }
+
+    pub fn events(&self) -> u64 {
+        self.chunks.events()
+    }
+    pub fn last_time(&self) -> u64 {
+        self.chunks.last_time()
+    }
+    pub fn clamped_timestamps(&self) -> u64 {
+        self.chunks.clamped_timestamps()
+    }
+    pub fn sink(&self) -> &S {
+        self.chunks.sink()
+    }
+    pub fn sink_mut(&mut self) -> &mut S {
+        self.chunks.sink_mut()
+    }
+
+    #[inline(always)]
+    pub fn enter(&mut self, time: u64, region: u32) {
+        self.chunks
+            .write_u32_singleton(time, event_id::ENTER, region);
+    }
+
+    #[inline(always)]
+    pub fn leave(&mut self, time: u64, region: u32) {
+        self.chunks
+            .write_u32_singleton(time, event_id::LEAVE, region);
+    }
+
+    #[inline(always)]
+    pub fn thread_fork(&mut self, time: u64, model: Paradigm, requested_threads: u32) {
+        self.chunks
+            .write_small::<6>(time, event_id::THREAD_FORK, |out| {
+                out[0] = model.0;
+                1 + put_cu32_at(&mut out[1..], requested_threads)
+            });
+    }
+
+    #[inline(always)]
+    pub fn thread_join(&mut self, time: u64, model: Paradigm) {
+        self.chunks
+            .write_small::<1>(time, event_id::THREAD_JOIN, |out| {
+                out[0] = model.0;
+                1
+            });
+    }
+
+    #[inline(always)]
+    pub fn thread_team_begin(&mut self, time: u64, team: u32) {
+        self.chunks
+            .write_small::<5>(time, event_id::THREAD_TEAM_BEGIN, |out| {
+                put_cu32_at(out, team)
+            });
+    }
+
+    #[inline(always)]
+    pub fn thread_team_end(&mut self, time: u64, team: u32) {
+        self.chunks
+            .write_small::<5>(time, event_id::THREAD_TEAM_END, |out| {
+                put_cu32_at(out, team)
+            });
+    }
+
+    #[inline(always)]
+    fn lock_event(&mut self, time: u64, id: u8, model: Paradigm, lock: u32, order: u32) {
+        self.chunks.write_small::<11>(time, id, |out| {
+            out[0] = model.0;
+            let n = 1 + put_cu32_at(&mut out[1..], lock);
+            n + put_cu32_at(&mut out[n..], order)
+        });
+    }
+
+    #[inline(always)]
+    pub fn thread_acquire_lock(&mut self, time: u64, model: Paradigm, lock: u32, order: u32) {
+        self.lock_event(time, event_id::THREAD_ACQUIRE_LOCK, model, lock, order);
+    }
+
+    #[inline(always)]
+    pub fn thread_release_lock(&mut self, time: u64, model: Paradigm, lock: u32, order: u32) {
+        self.lock_event(time, event_id::THREAD_RELEASE_LOCK, model, lock, order);
+    }
+
+    #[inline(always)]
+    fn task_event(&mut self, time: u64, id: u8, team: u32, creator: u32, generation: u32) {
+        self.chunks.write_small::<15>(time, id, |out| {
+            let mut n = put_cu32_at(out, team);
+            n += put_cu32_at(&mut out[n..], creator);
+            n + put_cu32_at(&mut out[n..], generation)
+        });
+    }
+
+    #[inline(always)]
+    pub fn thread_task_create(&mut self, time: u64, team: u32, creator: u32, generation: u32) {
+        self.task_event(
+            time,
+            event_id::THREAD_TASK_CREATE,
+            team,
+            creator,
+            generation,
+        );
+    }
+
+    #[inline(always)]
+    pub fn thread_task_switch(&mut self, time: u64, team: u32, creator: u32, generation: u32) {
+        self.task_event(
+            time,
+            event_id::THREAD_TASK_SWITCH,
+            team,
+            creator,
+            generation,
+        );
+    }
+
+    #[inline(always)]
+    pub fn thread_task_complete(&mut self, time: u64, team: u32, creator: u32, generation: u32) {
+        self.task_event(
+            time,
+            event_id::THREAD_TASK_COMPLETE,
+            team,
+            creator,
+            generation,
+        );
+    }
+
+    /// Records that the measurement stalled from `time` until `stop_time` to make room.
+    pub fn buffer_flush(&mut self, time: u64, stop_time: u64) {
+        self.chunks
+            .write_small::<8>(time, event_id::BUFFER_FLUSH, |out| {
+                out[..8].copy_from_slice(&stop_time.to_le_bytes());
+                8
+            });
+    }
+
+    /// Any event, with an optional attribute list.
+    pub fn write(&mut self, time: u64, attributes: Option<&AttributeList>, event: &Event) {
+        self.payload.clear();
+        event.encode_payload(&mut self.payload);
+        self.chunks.write_record(
+            time,
+            attributes,
+            event.record_id(),
+            event.is_singleton(),
+            &self.payload,
+            event.payload_bound(),
+        );
+    }
+
+    pub fn finish(self) -> (S, io::Result<()>) {
+        self.chunks.finish()
+    }
+}
+
+/// Writes the snapshots of one location (the `.snap` file).
+pub struct SnapWriter<S: ChunkSink> {
+    chunks: TimedChunks<S>,
+    payload: Vec<u8>,
+}
+
+impl<S: ChunkSink> SnapWriter<S> {
+    pub fn new(chunk_size: usize, sink: S) -> Self {
+        Self {
+            chunks: TimedChunks::new(chunk_size, sink),
+            payload: Vec::with_capacity(64),
+        }
+    }
+
+    pub fn records(&self) -> u64 {
+        self.chunks.events()
+    }
+
+    /// One snapshot record at snapshot time `time`.
+    pub fn write(&mut self, time: u64, attributes: Option<&AttributeList>, record: &SnapRecord) {
+        self.payload.clear();
+        record.encode_payload(&mut self.payload);
+        self.chunks.write_record(
+            time,
+            attributes,
+            record.record_id(),
+            false,
+            &self.payload,
+            record.payload_bound(),
+        );
+    }
+
+    pub fn finish(self) -> (S, io::Result<()>) {
+        self.chunks.finish()
+    }
+}

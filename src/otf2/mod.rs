@@ -1,0 +1,29 @@
+//! A pure-Rust OTF2 3.0 writer and reader.
+//!
+//! This module knows nothing of POMP2 or OpenMP: it mirrors OTF2's own concepts (archive,
+//! global and local definitions, event and snapshot writers, readers) and could be published as
+//! a crate of its own. Byte layouts follow the OTF2 3.0 format; where libotf2 has a choice
+//! (chunk breaks, length forms, when to repeat a timestamp) this writer makes the same one.
+
+pub mod anchor;
+pub mod archive;
+pub mod chunk;
+pub mod defs;
+pub mod events;
+pub mod reader;
+pub mod records;
+pub mod types;
+pub mod wire;
+
+pub use anchor::Anchor;
+pub use archive::{ArchiveConfig, ArchiveWriter};
+pub use chunk::{ChunkSink, FileSink, VecSink};
+pub use defs::{GlobalDefWriter, LocalDefWriter};
+pub use events::{EventWriter, SnapWriter, TimedChunks};
+pub use reader::{ArchiveReader, EventRecord, ReadError, SnapshotRecord};
+pub use types::*;
+
+/// Framing byte that starts a TIMESTAMP record in event and snapshot files.
+pub const TIMESTAMP: u8 = 0x05;
+/// Framing byte that starts an attribute list in event and snapshot files.
+pub const ATTRIBUTE_LIST: u8 = 0x06;

@@ -1,0 +1,293 @@
+//! Byte identity with the OTF2 C library: `c-tests/otf2_reference_writer.c` writes a fixed
+//! stream (10^5 events on two locations: Enter/Leave, ThreadFork/ThreadJoin, 3-value Metric,
+//! 2-entry attribute lists, several chunks per location) through libotf2; we write the same
+//! calls with `pomptrace::otf2` and compare the files byte for byte.
+//!
+//! The anchor file is the one exception: libotf2 puts a random trace id and its own version
+//! in it, so only its decoded content is compared.
+
+mod support;
+
+use std::process::Command;
+
+use pomptrace::otf2::*;
+use support::*;
+
+const EVENTS_PER_LOCATION: u64 = 50_000;
+const STRINGS: [&str; 18] = [
+    "",
+    "Master thread",
+    "OMP thread 1",
+    "process",
+    "machine",
+    "node",
+    "region0",
+    "region1",
+    "region2",
+    "region3",
+    "region4",
+    "regionA",
+    "regionB",
+    "metric",
+    "count",
+    "attr_u64",
+    "attr_i32",
+    "demo.c",
+];
+
+/// The event stream of the C program, call for call.
+fn write_location(w: &mut EventWriter<FileSink>, location: u64, n: u64) {
+    let mut attributes = AttributeList::new();
+    for i in 0..n {
+        let time = if i < 3 {
+            0
+        } else {
+            1000 + 7 * (i / 2) + location
+        };
+        let attrs = if i % 16 == 5 || i % 16 == 10 {
+            attributes.clear();
+            attributes.add(0, TypedValue::u64(i * 300));
+            attributes.add(1, TypedValue::i32(-((i % 100) as i32)));
+            Some(&attributes)
+        } else {
+            None
+        };
+        let event = match i % 8 {
+            0 => Event::Enter {
+                region: ((i / 8) % 5) as u32,
+            },
+            1 => Event::ThreadFork {
+                model: Paradigm::OPENMP,
+                number_of_requested_threads: 1 + (i % 13) as u32,
+            },
+            2 => Event::Metric {
+                metric: 0,
+                values: vec![
+                    TypedValue::u64(i),
+                    TypedValue::i64(-(i as i64)),
+                    TypedValue::f64(i as f64 * 0.5),
+                ],
+            },
+            3 => Event::ThreadJoin {
+                model: Paradigm::OPENMP,
+            },
+            4 => Event::Enter {
+                region: 70000 + location as u32,
+            },
+            5 => Event::Leave {
+                region: 70000 + location as u32,
+            },
+            6 => Event::Metric {
+                metric: 0,
+                values: vec![
+                    TypedValue::u64(u64::MAX - i),
+                    TypedValue::i64(i as i64 * 1000),
+                    TypedValue::f64(-1.25),
+                ],
+            },
+            _ => Event::Leave {
+                region: ((i / 8) % 5) as u32,
+            },
+        };
+        // The hot-path encoders and the generic one must agree; use both.
+        match (&event, attrs) {
+            (Event::Enter { region }, None) => w.enter(time, *region),
+            (Event::Leave { region }, None) => w.leave(time, *region),
+            (
+                Event::ThreadFork {
+                    model,
+                    number_of_requested_threads,
+                },
+                None,
+            ) => w.thread_fork(time, *model, *number_of_requested_threads),
+            (Event::ThreadJoin { model }, None) => w.thread_join(time, *model),
+            _ => w.write(time, attrs, &event),
+        }
+    }
+}
+
+fn global_defs(defs: &mut GlobalDefWriter, n: u64) {
+    defs.write(&GlobalDef::ClockProperties {
+        timer_resolution: 1_000_000_000,
+        global_offset: 0,
+        trace_length: 1_000_000,
+        realtime_timestamp: UNDEFINED_U64,
+    });
+    for (id, s) in STRINGS.iter().enumerate() {
+        defs.write(&GlobalDef::String {
+            id: id as u32,
+            string: s.to_string(),
+        });
+    }
+    for (id, name, t) in [(0, 15, Type::UINT64), (1, 16, Type::INT32)] {
+        defs.write(&GlobalDef::Attribute {
+            id,
+            name,
+            description: 0,
+            attribute_type: t,
+        });
+    }
+    defs.write(&GlobalDef::SystemTreeNode {
+        id: 0,
+        name: 4,
+        class_name: 5,
+        parent: UNDEFINED_U32,
+    });
+    defs.write(&GlobalDef::LocationGroup {
+        id: 0,
+        name: 3,
+        location_group_type: LocationGroupType::PROCESS,
+        system_tree_parent: 0,
+        creating_location_group: UNDEFINED_U32,
+    });
+    for l in 0..2u64 {
+        defs.write(&GlobalDef::Location {
+            id: l,
+            name: 1 + l as u32,
+            location_type: LocationType::CPU_THREAD,
+            number_of_events: n,
+            location_group: 0,
+        });
+    }
+    let regions = (0..5u32)
+        .map(|r| (r, 6 + r, 10 + r, 20 + r))
+        .chain([(70000, 11, 30, 40), (70001, 12, 30, 40)]);
+    for (id, name, begin_line, end_line) in regions {
+        defs.write(&GlobalDef::Region {
+            id,
+            name,
+            canonical_name: name,
+            description: 0,
+            region_role: RegionRole::FUNCTION,
+            paradigm: Paradigm::USER,
+            region_flags: RegionFlag::NONE,
+            source_file: 17,
+            begin_line,
+            end_line,
+        });
+    }
+    for (id, t) in [(0, Type::UINT64), (1, Type::INT64), (2, Type::DOUBLE)] {
+        defs.write(&GlobalDef::MetricMember {
+            id,
+            name: 13,
+            description: 0,
+            metric_type: MetricType::OTHER,
+            metric_mode: MetricMode::ACCUMULATED_START,
+            value_type: t,
+            base: Base::DECIMAL,
+            exponent: 0,
+            unit: 14,
+        });
+    }
+    defs.write(&GlobalDef::MetricClass {
+        id: 0,
+        members: vec![0, 1, 2],
+        occurrence: MetricOccurrence::SYNCHRONOUS_STRICT,
+        recorder_kind: RecorderKind::CPU,
+    });
+}
+
+fn write_ours(dir: &std::path::Path, n: u64) {
+    let config = ArchiveConfig {
+        event_chunk_size: 262_144,
+        def_chunk_size: 262_144,
+        ..Default::default()
+    };
+    let archive = ArchiveWriter::create(dir, "traces", config).unwrap();
+    for location in 0..2 {
+        let mut w = archive.event_writer(location).unwrap();
+        write_location(&mut w, location, n);
+        assert_eq!(w.events(), n);
+        let (_, result) = w.finish();
+        result.unwrap();
+    }
+    let mut defs = archive.global_def_writer();
+    global_defs(&mut defs, n);
+    archive.finish(defs, &[0, 1]).unwrap();
+}
+
+fn compare(n: u64) {
+    let scratch = Scratch::new("identity");
+    let theirs = scratch.join("libotf2");
+    let ours = scratch.join("ours");
+    run(Command::new(build_c_program("otf2_reference_writer"))
+        .arg(&theirs)
+        .arg(n.to_string()));
+    write_ours(&ours, n);
+
+    for file in [
+        "traces/0.evt",
+        "traces/1.evt",
+        "traces/0.def",
+        "traces/1.def",
+        "traces.def",
+    ] {
+        let a = std::fs::read(theirs.join(file)).unwrap();
+        let b = std::fs::read(ours.join(file)).unwrap();
+        assert_eq!(
+            a.len(),
+            b.len(),
+            "{file}: libotf2 wrote {} bytes, we wrote {}",
+            a.len(),
+            b.len()
+        );
+        if let Some(at) = a.iter().zip(&b).position(|(x, y)| x != y) {
+            let lo = at.saturating_sub(16);
+            panic!(
+                "{file} differs at byte {at:#x}\nlibotf2: {:02x?}\nours:    {:02x?}",
+                &a[lo..(at + 16).min(a.len())],
+                &b[lo..(at + 16).min(b.len())]
+            );
+        }
+    }
+    // The anchor: same content apart from the trace id, version and creator strings.
+    let a = ArchiveReader::open(theirs.join("traces.otf2"))
+        .unwrap()
+        .anchor()
+        .clone();
+    let b = ArchiveReader::open(ours.join("traces.otf2"))
+        .unwrap()
+        .anchor()
+        .clone();
+    assert_eq!(
+        (
+            a.event_chunk_size,
+            a.def_chunk_size,
+            a.number_of_locations,
+            a.number_of_global_defs
+        ),
+        (
+            b.event_chunk_size,
+            b.def_chunk_size,
+            b.number_of_locations,
+            b.number_of_global_defs
+        )
+    );
+    assert_eq!(
+        (a.file_substrate, a.compression, a.number_of_snapshots),
+        (b.file_substrate, b.compression, b.number_of_snapshots)
+    );
+}
+
+#[test]
+fn event_and_definition_files_match_libotf2_byte_for_byte() {
+    compare(EVENTS_PER_LOCATION);
+}
+
+#[test]
+fn a_short_single_chunk_stream_matches_too() {
+    compare(7);
+}
+
+#[test]
+fn the_reference_stream_spans_several_chunks() {
+    let scratch = Scratch::new("identity-chunks");
+    write_ours(&scratch.path, EVENTS_PER_LOCATION);
+    let size = std::fs::metadata(scratch.join("traces/0.evt"))
+        .unwrap()
+        .len();
+    assert!(
+        size > 3 * 262_144,
+        "only {size} bytes: the test would not cross chunk boundaries"
+    );
+}
