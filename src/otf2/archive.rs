@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::anchor::Anchor;
+use super::background::{BackgroundSink, BackgroundWriter};
 use super::chunk::{validate_chunk_size, FileSink};
 use super::defs::{GlobalDefWriter, LocalDefWriter};
 use super::events::{EventWriter, SnapWriter};
@@ -112,6 +113,19 @@ impl ArchiveWriter {
             self.config.event_chunk_size,
             FileSink::new(file),
         ))
+    }
+
+    /// An event writer whose full chunks are written by `writer`'s thread, with at most
+    /// `buffers` chunks of this location in memory.
+    pub fn background_event_writer(
+        &self,
+        location: u64,
+        writer: &BackgroundWriter,
+        buffers: usize,
+    ) -> io::Result<EventWriter<BackgroundSink>> {
+        let file = Self::create_file(&self.event_path(location))?;
+        let size = self.config.event_chunk_size;
+        Ok(EventWriter::new(size, writer.sink(file, size, buffers)))
     }
 
     /// Snapshots use the event chunk size. Call [`ArchiveWriter::set_snapshot_count`] too.

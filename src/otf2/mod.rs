@@ -7,6 +7,7 @@
 
 pub mod anchor;
 pub mod archive;
+pub mod background;
 pub mod chunk;
 pub mod defs;
 pub mod events;
@@ -17,6 +18,7 @@ pub mod wire;
 
 pub use anchor::Anchor;
 pub use archive::{ArchiveConfig, ArchiveWriter};
+pub use background::{BackgroundSink, BackgroundWriter};
 pub use chunk::{ChunkSink, FileSink, VecSink};
 pub use defs::{GlobalDefWriter, LocalDefWriter};
 pub use events::{EventWriter, SnapWriter, TimedChunks};

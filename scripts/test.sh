@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Installs what the tests need (when missing) and runs every test: unit, integration (which
+# drive the real otf2-print, python otf2 module, OTF2 C library and opari2), and the lints.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+. scripts/env.sh
+cargo fmt --check
+cargo clippy --all-targets -- -D warnings
+cargo test "$@"

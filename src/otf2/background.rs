@@ -1,0 +1,184 @@
+//! A writer thread that appends full chunks to their files while the producers go on encoding.
+//!
+//! One thread serves any number of files. Each file's [`BackgroundSink`] owns a bounded pool of
+//! chunk buffers: a full chunk is queued to the thread, and the producer continues in a free
+//! buffer, which only blocks when all of the file's buffers are still queued (the disk is
+//! slower than the program). Memory per file is therefore at most `buffers × chunk size`.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::chunk::ChunkSink;
+
+enum Job {
+    Chunk {
+        target: Arc<Target>,
+        chunk: Box<[u8]>,
+        len: usize,
+    },
+    /// Reply once every job queued before this one is done.
+    Barrier(Sender<()>),
+}
+
+struct Target {
+    file: Mutex<Option<File>>,
+    error: Mutex<Option<io::Error>>,
+    free: Sender<Box<[u8]>>,
+}
+
+/// The thread and the queue feeding it.
+pub struct BackgroundWriter {
+    queue: Option<Sender<Job>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl BackgroundWriter {
+    pub fn spawn(name: &str) -> io::Result<Self> {
+        let (queue, jobs) = mpsc::channel::<Job>();
+        let thread = std::thread::Builder::new()
+            .name(name.to_string())
+            .spawn(move || {
+                for job in jobs {
+                    match job {
+                        Job::Chunk { target, chunk, len } => {
+                            write_chunk(&target, &chunk[..len]);
+                            // The producer may be gone (finished); then the buffer is just freed.
+                            let _ = target.free.send(chunk);
+                        }
+                        Job::Barrier(done) => {
+                            let _ = done.send(());
+                        }
+                    }
+                }
+            })?;
+        Ok(Self {
+            queue: Some(queue),
+            thread: Some(thread),
+        })
+    }
+
+    /// A sink appending to `file` with at most `buffers` chunks of `chunk_size` in flight.
+    pub fn sink(&self, file: File, chunk_size: usize, buffers: usize) -> BackgroundSink {
+        let (free_tx, free_rx) = mpsc::channel();
+        BackgroundSink {
+            queue: self.queue.clone().expect("writer running"),
+            target: Arc::new(Target {
+                file: Mutex::new(Some(file)),
+                error: Mutex::new(None),
+                free: free_tx,
+            }),
+            free: free_rx,
+            chunk_size,
+            buffers_left: buffers.max(2) - 1,
+            waited: Duration::ZERO,
+            waits: 0,
+        }
+    }
+
+    /// Waits until everything queued so far is written.
+    pub fn drain(&self) {
+        if let Some(queue) = &self.queue {
+            let (tx, rx) = mpsc::channel();
+            if queue.send(Job::Barrier(tx)).is_ok() {
+                let _ = rx.recv();
+            }
+        }
+    }
+}
+
+impl Drop for BackgroundWriter {
+    fn drop(&mut self) {
+        self.queue.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+fn write_chunk(target: &Target, bytes: &[u8]) {
+    let mut error = target.error.lock().unwrap_or_else(|e| e.into_inner());
+    if error.is_some() {
+        return;
+    }
+    let mut file = target.file.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(f) = file.as_mut() {
+        if let Err(e) = f.write_all(bytes) {
+            *error = Some(e);
+        }
+    }
+}
+
+/// The producer's end for one file.
+pub struct BackgroundSink {
+    queue: Sender<Job>,
+    target: Arc<Target>,
+    free: Receiver<Box<[u8]>>,
+    chunk_size: usize,
+    /// Buffers that may still be allocated before the producer has to wait for a free one.
+    buffers_left: usize,
+    waited: Duration,
+    waits: u64,
+}
+
+impl BackgroundSink {
+    /// Total time the producer spent waiting for a free buffer, and how many times it waited.
+    pub fn waited(&self) -> (Duration, u64) {
+        (self.waited, self.waits)
+    }
+}
+
+impl ChunkSink for BackgroundSink {
+    fn submit(&mut self, chunk: Box<[u8]>, len: usize) -> Box<[u8]> {
+        let job = Job::Chunk {
+            target: self.target.clone(),
+            chunk,
+            len,
+        };
+        if let Err(mpsc::SendError(Job::Chunk { target, chunk, len })) = self.queue.send(job) {
+            // The writer thread is gone: write here so nothing is lost.
+            write_chunk(&target, &chunk[..len]);
+            return chunk;
+        }
+        if let Ok(buffer) = self.free.try_recv() {
+            return buffer;
+        }
+        if self.buffers_left > 0 {
+            self.buffers_left -= 1;
+            return vec![0u8; self.chunk_size].into_boxed_slice();
+        }
+        let start = Instant::now();
+        let buffer = self
+            .free
+            .recv()
+            .unwrap_or_else(|_| vec![0u8; self.chunk_size].into());
+        self.waited += start.elapsed();
+        self.waits += 1;
+        buffer
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        let (tx, rx) = mpsc::channel();
+        if self.queue.send(Job::Barrier(tx)).is_ok() {
+            let _ = rx.recv();
+        }
+        self.target
+            .file
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        match self
+            .target
+            .error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
