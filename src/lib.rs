@@ -1,5 +1,11 @@
 //! pomptrace: a POMP2 measurement library that writes OTF2 traces.
 //!
-//! Rooms (arrows point down only): `otf2` knows nothing of POMP2 and could be its own crate.
+//! Rooms, with arrows pointing down only: `ffi` (every exported C symbol) → `measure` (the
+//! runtime) → `ctc` (CTC strings) and `otf2` (the OTF2 writer and reader, which knows nothing of
+//! POMP2 and could be its own crate). `openmp` reaches the OpenMP runtime for `measure`.
 
+pub mod ctc;
+pub mod ffi;
+pub mod measure;
+pub mod openmp;
 pub mod otf2;

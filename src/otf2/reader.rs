@@ -100,14 +100,16 @@ impl ArchiveReader {
             })?
             .to_string();
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        for (what, size) in [
-            ("event", anchor.event_chunk_size),
-            ("definition", anchor.def_chunk_size),
+        // The chunk sizes are at fixed offsets: after the 2-byte header, "OTF2\0", the two
+        // format bytes and the three version bytes.
+        for (what, size, offset) in [
+            ("event", anchor.event_chunk_size, 12),
+            ("definition", anchor.def_chunk_size, 20),
         ] {
             if !(MIN_CHUNK_SIZE as u64..=MAX_CHUNK_SIZE as u64).contains(&size) {
                 return Err(ReadError {
                     file: path.to_path_buf(),
-                    offset: 0,
+                    offset,
                     message: format!("invalid {what} chunk size {size}"),
                 });
             }
@@ -295,8 +297,11 @@ impl ChunkedFile {
                 "file ends without END_OF_FILE (truncated at a chunk boundary?)",
             );
         }
-        if filled < CHUNK_HEADER_LEN || self.buf[0] != CHUNK_HEADER {
+        if self.buf[0] != CHUNK_HEADER {
             return self.err(0, "no chunk header where a chunk should start");
+        }
+        if filled < CHUNK_HEADER_LEN {
+            return self.err(filled, "file ends inside a chunk header (truncated)");
         }
         if self.buf[1] != LITTLE_ENDIAN {
             return self.err(
@@ -334,7 +339,16 @@ impl ChunkedFile {
             match byte {
                 END_OF_CHUNK => {
                     if self.len < self.chunk_size {
-                        return self.err(at, "END_OF_CHUNK in the last chunk: file truncated");
+                        return self.err(
+                            self.len,
+                            format!(
+                                "file ends {} bytes into a chunk of {} after END_OF_CHUNK at \
+                                 offset {}, without END_OF_FILE (truncated?)",
+                                self.len,
+                                self.chunk_size,
+                                self.chunk_offset + at as u64
+                            ),
+                        );
                     }
                     let next = self.chunk_offset + self.chunk_size as u64;
                     self.load_chunk(next)?;
@@ -351,7 +365,7 @@ impl ChunkedFile {
                     let mut d = self.decoder(at + 1);
                     self.time = d.u64().map_err(|e| ReadError::decode(&self.path, e))?;
                     self.pos = at + 9;
-                    if self.buf.get(self.pos) == Some(&TIMESTAMP) {
+                    if self.pos < self.len && self.buf[self.pos] == TIMESTAMP {
                         return self.err(self.pos, "two TIMESTAMP records in a row");
                     }
                     continue;
@@ -421,9 +435,15 @@ impl ChunkedFile {
             n => n as u64,
         };
         if len > d.remaining() as u64 {
+            // In a chunk shorter than the chunk size the chunk's end is the file's end.
+            let end = if self.len < self.chunk_size {
+                "file (truncated?)"
+            } else {
+                "chunk"
+            };
             return self.err(
                 at,
-                format!("record length {len} runs past the end of the chunk"),
+                format!("record length {len} runs past the end of the {end}"),
             );
         }
         let start = at + d.pos();

@@ -1,0 +1,601 @@
+//! The OpenMP entry points of `pomp2_lib.h`: parallel regions, worksharing, synchronisation and
+//! tasks. Calls with a CTC string assign a NULL handle lazily; calls without one skip their
+//! events on a NULL handle.
+//!
+//! Safety contract of every function here (as in OPARI2's generated code): `pomp2_handle` is
+//! NULL or the address of an OPARI2 region handle variable; `ctc_string` is NULL or a
+//! NUL-terminated string; task-handle out-pointers are NULL or writable.
+#![allow(non_snake_case, clippy::missing_safety_doc)]
+
+use std::os::raw::{c_char, c_int};
+
+use super::types::{POMP2_Region_handle, POMP2_Task_handle};
+use super::{construct, ffi_boundary, put, slot};
+use crate::measure::constructs as m;
+use crate::measure::regions::Construct;
+
+/// The encountering thread, before the team exists.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Parallel_fork(
+    pomp2_handle: *mut POMP2_Region_handle,
+    if_clause: c_int,
+    num_threads: c_int,
+    pomp2_old_task: *mut POMP2_Task_handle,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_Parallel_fork", {
+        let _ = if_clause;
+        // SAFETY: the module's contract.
+        unsafe {
+            let _ = construct(pomp2_handle, ctc_string, false);
+            put(pomp2_old_task, m::parallel_fork(num_threads));
+        }
+    })
+}
+
+/// Every team member, first statement of the region.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Parallel_begin(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Parallel_begin", {
+        // SAFETY: the module's contract.
+        m::parallel_begin(unsafe { construct(pomp2_handle, std::ptr::null(), false) })
+    })
+}
+
+/// Every team member, last statement of the region.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Parallel_end(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Parallel_end", {
+        // SAFETY: the module's contract.
+        m::parallel_end(unsafe { construct(pomp2_handle, std::ptr::null(), false) })
+    })
+}
+
+/// The encountering thread, after the region.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Parallel_join(
+    pomp2_handle: *mut POMP2_Region_handle,
+    pomp2_old_task: POMP2_Task_handle,
+) {
+    ffi_boundary!("POMP2_Parallel_join", {
+        let _ = pomp2_handle;
+        m::parallel_join(pomp2_old_task)
+    })
+}
+
+/// Every thread that encounters a `for` (or Fortran `do`) loop.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_For_enter(
+    pomp2_handle: *mut POMP2_Region_handle,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_For_enter", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
+            m::enter_outer(c)
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_For_exit(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_For_exit", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::leave_outer(c)
+        }
+    })
+}
+
+/// Every thread that encounters a `sections` construct.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Sections_enter(
+    pomp2_handle: *mut POMP2_Region_handle,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_Sections_enter", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
+            m::enter_outer(c)
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Sections_exit(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Sections_exit", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::leave_outer(c)
+        }
+    })
+}
+
+/// The thread that executes a `section` (the handle is the `sections` one).
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Section_begin(
+    pomp2_handle: *mut POMP2_Region_handle,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_Section_begin", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
+            m::enter_inner(c)
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Section_end(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Section_end", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::leave_inner(c)
+        }
+    })
+}
+
+/// Every thread that encounters a `single` construct.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Single_enter(
+    pomp2_handle: *mut POMP2_Region_handle,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_Single_enter", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
+            m::enter_outer(c)
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Single_exit(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Single_exit", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::leave_outer(c)
+        }
+    })
+}
+
+/// The thread that executes the `single` block.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Single_begin(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Single_begin", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::enter_inner(c)
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Single_end(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Single_end", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::leave_inner(c)
+        }
+    })
+}
+
+/// The master thread at a `master` construct.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Master_begin(
+    pomp2_handle: *mut POMP2_Region_handle,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_Master_begin", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
+            m::enter_inner(c)
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Master_end(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Master_end", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::leave_inner(c)
+        }
+    })
+}
+
+/// Every thread at a `critical` construct, outside the mutual exclusion.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Critical_enter(
+    pomp2_handle: *mut POMP2_Region_handle,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_Critical_enter", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
+            m::enter_outer(c)
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Critical_exit(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Critical_exit", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::leave_outer(c)
+        }
+    })
+}
+
+/// Inside the mutual exclusion of a `critical` construct.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Critical_begin(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Critical_begin", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::critical_begin(c)
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Critical_end(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Critical_end", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::critical_end(c)
+        }
+    })
+}
+
+/// The thread executing an iteration, before waiting for its `ordered` turn.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Ordered_enter(
+    pomp2_handle: *mut POMP2_Region_handle,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_Ordered_enter", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
+            m::enter_outer(c)
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Ordered_exit(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Ordered_exit", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::leave_outer(c)
+        }
+    })
+}
+
+/// The same thread, while it holds the ordered turn.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Ordered_begin(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Ordered_begin", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::enter_inner(c)
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Ordered_end(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Ordered_end", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::leave_inner(c)
+        }
+    })
+}
+
+/// Around an `atomic` statement.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Atomic_enter(
+    pomp2_handle: *mut POMP2_Region_handle,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_Atomic_enter", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
+            m::enter_outer(c)
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Atomic_exit(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Atomic_exit", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::leave_outer(c)
+        }
+    })
+}
+
+/// Around a `flush`.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Flush_enter(
+    pomp2_handle: *mut POMP2_Region_handle,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_Flush_enter", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
+            m::enter_outer(c)
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Flush_exit(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Flush_exit", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::leave_outer(c)
+        }
+    })
+}
+
+/// Every thread at a Fortran `workshare` construct.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Workshare_enter(
+    pomp2_handle: *mut POMP2_Region_handle,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_Workshare_enter", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
+            m::enter_outer(c)
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Workshare_exit(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Workshare_exit", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::leave_outer(c)
+        }
+    })
+}
+
+/// Every thread at an explicit `barrier`.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Barrier_enter(
+    pomp2_handle: *mut POMP2_Region_handle,
+    pomp2_old_task: *mut POMP2_Task_handle,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_Barrier_enter", {
+        // SAFETY: the module's contract.
+        unsafe {
+            let region = wait_region(construct(pomp2_handle, ctc_string, false), |c| c.outer);
+            put(pomp2_old_task, m::wait_enter(region));
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Barrier_exit(
+    pomp2_handle: *mut POMP2_Region_handle,
+    pomp2_old_task: POMP2_Task_handle,
+) {
+    ffi_boundary!("POMP2_Barrier_exit", {
+        // SAFETY: the module's contract.
+        let c = unsafe { construct(pomp2_handle, std::ptr::null(), false) };
+        m::wait_exit(wait_region(c, |c| c.outer), pomp2_old_task)
+    })
+}
+
+/// Every thread at the barrier OPARI2 makes explicit at the end of a construct.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Implicit_barrier_enter(
+    pomp2_handle: *mut POMP2_Region_handle,
+    pomp2_old_task: *mut POMP2_Task_handle,
+) {
+    ffi_boundary!("POMP2_Implicit_barrier_enter", {
+        // SAFETY: the module's contract.
+        unsafe {
+            let region = wait_region(construct(pomp2_handle, std::ptr::null(), false), |c| {
+                c.implicit_barrier
+            });
+            put(pomp2_old_task, m::wait_enter(region));
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Implicit_barrier_exit(
+    pomp2_handle: *mut POMP2_Region_handle,
+    pomp2_old_task: POMP2_Task_handle,
+) {
+    ffi_boundary!("POMP2_Implicit_barrier_exit", {
+        // SAFETY: the module's contract.
+        let c = unsafe { construct(pomp2_handle, std::ptr::null(), false) };
+        m::wait_exit(wait_region(c, |c| c.implicit_barrier), pomp2_old_task)
+    })
+}
+
+/// The encountering thread at a `taskwait`.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Taskwait_begin(
+    pomp2_handle: *mut POMP2_Region_handle,
+    pomp2_old_task: *mut POMP2_Task_handle,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_Taskwait_begin", {
+        // SAFETY: the module's contract.
+        unsafe {
+            let region = wait_region(construct(pomp2_handle, ctc_string, false), |c| c.outer);
+            put(pomp2_old_task, m::wait_enter(region));
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Taskwait_end(
+    pomp2_handle: *mut POMP2_Region_handle,
+    pomp2_old_task: POMP2_Task_handle,
+) {
+    ffi_boundary!("POMP2_Taskwait_end", {
+        // SAFETY: the module's contract.
+        let c = unsafe { construct(pomp2_handle, std::ptr::null(), false) };
+        m::wait_exit(wait_region(c, |c| c.outer), pomp2_old_task)
+    })
+}
+
+/// The creating thread, before a `task` directive.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Task_create_begin(
+    pomp2_handle: *mut POMP2_Region_handle,
+    pomp2_new_task: *mut POMP2_Task_handle,
+    pomp2_old_task: *mut POMP2_Task_handle,
+    pomp2_if: c_int,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_Task_create_begin", {
+        let _ = pomp2_if;
+        // SAFETY: the module's contract.
+        unsafe {
+            if let Some(c) = construct(pomp2_handle, ctc_string, false) {
+                let (new, old) = m::task_create_begin(c);
+                put(pomp2_new_task, new);
+                put(pomp2_old_task, old);
+            }
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Task_create_end(
+    pomp2_handle: *mut POMP2_Region_handle,
+    pomp2_old_task: POMP2_Task_handle,
+) {
+    ffi_boundary!("POMP2_Task_create_end", {
+        // SAFETY: the module's contract.
+        match unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            Some(c) => m::task_create_end(c, pomp2_old_task),
+            None => crate::measure::tasks::set_current(pomp2_old_task),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Task_begin(
+    pomp2_handle: *mut POMP2_Region_handle,
+    pomp2_task: POMP2_Task_handle,
+) {
+    ffi_boundary!("POMP2_Task_begin", {
+        // SAFETY: the module's contract.
+        match unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            Some(c) => m::task_begin(c, pomp2_task),
+            None => crate::measure::tasks::set_current(pomp2_task),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Task_end(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Task_end", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::task_end(c)
+        }
+    })
+}
+
+/// As `POMP2_Task_create_begin`, for untied tasks (`--omp-task-untied=keep`).
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Untied_task_create_begin(
+    pomp2_handle: *mut POMP2_Region_handle,
+    pomp2_new_task: *mut POMP2_Task_handle,
+    pomp2_old_task: *mut POMP2_Task_handle,
+    pomp2_if: c_int,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_Untied_task_create_begin", {
+        let _ = pomp2_if;
+        // SAFETY: the module's contract.
+        unsafe {
+            if let Some(c) = construct(pomp2_handle, ctc_string, false) {
+                let (new, old) = m::task_create_begin(c);
+                put(pomp2_new_task, new);
+                put(pomp2_old_task, old);
+            }
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Untied_task_create_end(
+    pomp2_handle: *mut POMP2_Region_handle,
+    pomp2_old_task: POMP2_Task_handle,
+) {
+    ffi_boundary!("POMP2_Untied_task_create_end", {
+        // SAFETY: the module's contract.
+        match unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            Some(c) => m::task_create_end(c, pomp2_old_task),
+            None => crate::measure::tasks::set_current(pomp2_old_task),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Untied_task_begin(
+    pomp2_handle: *mut POMP2_Region_handle,
+    pomp2_task: POMP2_Task_handle,
+) {
+    ffi_boundary!("POMP2_Untied_task_begin", {
+        // SAFETY: the module's contract.
+        match unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            Some(c) => m::task_begin(c, pomp2_task),
+            None => crate::measure::tasks::set_current(pomp2_task),
+        }
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Untied_task_end(pomp2_handle: *mut POMP2_Region_handle) {
+    ffi_boundary!("POMP2_Untied_task_end", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
+            m::task_end(c)
+        }
+    })
+}
+
+/// A fresh task id: `(omp_get_thread_num() << 32) + counter`, the counter per thread from 1.
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Get_new_task_handle() -> POMP2_Task_handle {
+    ffi_boundary!("POMP2_Get_new_task_handle", {
+        crate::measure::tasks::new_handle()
+    })
+}
+
+/// Defines a construct's regions (called by the init file, or lazily).
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Assign_handle(
+    pomp2_handle: *mut POMP2_Region_handle,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_Assign_handle", {
+        // SAFETY: the module's contract.
+        unsafe {
+            if let (Some(slot), Some(text)) = (slot(pomp2_handle), super::ctc(ctc_string)) {
+                m::assign(slot, text, false);
+            }
+        }
+    })
+}
+
+/// The region a wait-type call records (None: an unassigned handle, recorded as nothing).
+fn wait_region(c: Option<&Construct>, pick: impl Fn(&Construct) -> u32) -> u32 {
+    c.map_or(crate::measure::regions::NO_REGION, pick)
+}

@@ -1,0 +1,87 @@
+//! The entry points of `pomp2_user_lib.h`: user regions (`#pragma pomp inst begin/end`) and the
+//! control calls (`inst init/finalize/on/off`).
+//!
+//! Safety contract: `pomp2_handle` is NULL or the address of an OPARI2 region handle
+//! variable; `ctc_string` is NULL or a NUL-terminated string.
+#![allow(non_snake_case, clippy::missing_safety_doc)]
+
+use std::os::raw::c_char;
+
+use super::types::POMP2_USER_Region_handle;
+use super::{construct, ffi_boundary, slot};
+use crate::measure;
+use crate::measure::constructs as m;
+
+/// Starts the measurement now (it otherwise starts at the first POMP2 call).
+#[no_mangle]
+pub extern "C" fn POMP2_Init() {
+    ffi_boundary!("POMP2_Init", {
+        let _ = measure::started();
+    })
+}
+
+/// Ends the measurement and writes the trace; later calls record nothing. Without it, the
+/// trace is written when the program exits.
+#[no_mangle]
+pub extern "C" fn POMP2_Finalize() {
+    ffi_boundary!("POMP2_Finalize", { measure::finalize() })
+}
+
+/// Resumes recording after `POMP2_Off`.
+#[no_mangle]
+pub extern "C" fn POMP2_On() {
+    ffi_boundary!("POMP2_On", {
+        let _ = measure::started();
+        measure::set_recording(true);
+    })
+}
+
+/// Suspends recording (parallel region fork/join and team records are still written).
+#[no_mangle]
+pub extern "C" fn POMP2_Off() {
+    ffi_boundary!("POMP2_Off", {
+        let _ = measure::started();
+        measure::set_recording(false);
+    })
+}
+
+/// Enters a user region (`#pragma pomp inst begin(name)`).
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_Begin(
+    pomp2_handle: *mut POMP2_USER_Region_handle,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_Begin", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, true) } {
+            m::enter_outer(c)
+        }
+    })
+}
+
+/// Leaves a user region (`inst end(name)` and every `inst altend(name)`).
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_End(pomp2_handle: *mut POMP2_USER_Region_handle) {
+    ffi_boundary!("POMP2_End", {
+        // SAFETY: the module's contract.
+        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), true) } {
+            m::leave_outer(c)
+        }
+    })
+}
+
+/// Defines a user region (called by the init file, or lazily by `POMP2_Begin`).
+#[no_mangle]
+pub unsafe extern "C" fn POMP2_USER_Assign_handle(
+    pomp2_handle: *mut POMP2_USER_Region_handle,
+    ctc_string: *const c_char,
+) {
+    ffi_boundary!("POMP2_USER_Assign_handle", {
+        // SAFETY: the module's contract.
+        unsafe {
+            if let (Some(slot), Some(text)) = (slot(pomp2_handle), super::ctc(ctc_string)) {
+                m::assign(slot, text, true);
+            }
+        }
+    })
+}

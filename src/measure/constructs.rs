@@ -1,0 +1,380 @@
+//! What each POMP2 call records (semantics doc, section 4.2), in terms of constructs, tasks and
+//! the calling thread's location. The FFI layer converts arguments and calls these.
+//!
+//! "Entering" calls start the measurement if needed; the others do nothing before it starts.
+//! Parallel fork/begin/end/join are recorded even while recording is off (POMP2_Off), so the
+//! team structure stays whole; everything else only while it is on. Task bookkeeping happens in
+//! every state, so task ids stay consistent across POMP2_Off/On.
+
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use super::location::{self, Location};
+use super::regions::{Construct, NO_REGION};
+use super::{
+    clock, recording, running, started, tasks, team, warn, warn_once, Measurement, REGISTRY,
+};
+use crate::otf2::Paradigm;
+
+/// The construct behind a handle, assigning it from `ctc` when the handle is still empty.
+/// Calls that carry no CTC string get None for an empty handle (their entering call ran while
+/// the measurement was off, or the instrumenter left out the string) and record nothing.
+#[inline]
+pub fn construct(
+    slot: &AtomicPtr<Construct>,
+    ctc: Option<&[u8]>,
+    user: bool,
+) -> Option<&'static Construct> {
+    let p = slot.load(Ordering::Acquire);
+    // SAFETY: handles are only ever written by `assign` (OPARI2 zero-initialises them), which
+    // stores pointers to leaked, immutable `Construct`s with release ordering.
+    if let Some(c) = unsafe { p.as_ref() } {
+        return Some(c);
+    }
+    match ctc {
+        Some(text) => Some(assign(slot, text, user)),
+        None => {
+            warn_once("unassigned-handle", || {
+                "a POMP2 call without a CTC string came with an unassigned region handle; its events are skipped".into()
+            });
+            None
+        }
+    }
+}
+
+/// POMP2_Assign_handle / POMP2_USER_Assign_handle: defines the construct's regions once.
+#[cold]
+pub fn assign(slot: &AtomicPtr<Construct>, ctc: &[u8], user: bool) -> &'static Construct {
+    let mut registry = REGISTRY.lock();
+    let existing = slot.load(Ordering::Acquire);
+    // SAFETY: see `construct`.
+    if let Some(c) = unsafe { existing.as_ref() } {
+        return c;
+    }
+    let (c, problem) = registry.define_construct(ctc, user);
+    slot.store(c as *const Construct as *mut Construct, Ordering::Release);
+    drop(registry);
+    if let Some(message) = problem {
+        warn(&message);
+    }
+    c
+}
+
+/// The calling thread's location, giving it one if it has none yet (a thread that records
+/// outside any instrumented parallel region).
+#[inline(always)]
+#[allow(clippy::mut_from_ref)] // the location is this thread's by the thread-tree contract
+fn location(m: &'static Measurement) -> &'static mut Location {
+    match location::current() {
+        Some(loc) => loc,
+        None => attach(m),
+    }
+}
+
+#[cold]
+#[allow(clippy::mut_from_ref)] // the location is this thread's by the thread-tree contract
+fn attach(m: &'static Measurement) -> &'static mut Location {
+    let node = if crate::openmp::level() == 0 {
+        // Not the initial thread (that one has a location from the start): a thread the
+        // program created itself gets a stream of its own.
+        let number = m.locations().len();
+        team::Node::root(
+            team::Factory::new_location(m, format!("Thread {number}")),
+            format!("Thread {number}"),
+        )
+    } else {
+        team::resolve(m.root(), m.root_team, m).0
+    };
+    team::adopt(node);
+    // SAFETY: the position `node` now belongs to this thread.
+    unsafe { node.location.get() }
+}
+
+/// Runs `f` on the calling thread's location with the current time, if recording.
+#[inline(always)]
+fn record(m: Option<&'static Measurement>, f: impl FnOnce(&mut Location, u64)) {
+    if let Some(m) = m {
+        if recording() {
+            f(location(m), clock::now())
+        }
+    }
+}
+
+#[inline(always)]
+fn enter(m: Option<&'static Measurement>, region: u32) {
+    if region != NO_REGION {
+        record(m, |loc, t| loc.enter(t, region));
+    }
+}
+
+#[inline(always)]
+fn leave(m: Option<&'static Measurement>, region: u32) {
+    if region != NO_REGION {
+        record(m, |loc, t| loc.leave(t, region));
+    }
+}
+
+/// Records a switch back to `old` if another task ran on this thread meanwhile.
+#[inline(always)]
+fn switch_back(loc: &mut Location, time: u64, old: i64) {
+    if tasks::current() != old {
+        let (creator, generation) = tasks::split(old);
+        let team = loc.team;
+        if let Some(w) = loc.writer() {
+            w.thread_task_switch(time, team, creator, generation);
+        }
+    }
+}
+
+// ---- parallel regions -------------------------------------------------------------------
+
+/// Returns the encountering task (the caller stores it in `pomp2_old_task`).
+pub fn parallel_fork(requested_threads: i32) -> i64 {
+    let old = tasks::current();
+    if let Some(m) = started() {
+        let requested = if requested_threads > 0 {
+            requested_threads as u32
+        } else {
+            crate::openmp::max_threads().max(1) as u32
+        };
+        location(m).thread_fork(clock::now(), requested);
+    }
+    old
+}
+
+pub fn parallel_begin(c: Option<&Construct>) {
+    let Some(m) = started() else {
+        return;
+    };
+    let (team, thread) = team::join_team(m.root(), m.root_team, m);
+    let loc = location(m);
+    if thread != 0 {
+        // Workers run their implicit task; the master continues the task it forked from.
+        tasks::set_current(tasks::implicit(loc.number));
+    }
+    let t = clock::now();
+    if let Some(w) = loc.writer() {
+        w.thread_team_begin(t, team.comm);
+    }
+    if let Some(region) = c.map(|c| c.parallel).filter(|&r| r != NO_REGION) {
+        loc.enter(t, region);
+    }
+}
+
+pub fn parallel_end(c: Option<&Construct>) {
+    if let Some(m) = running() {
+        let loc = location(m);
+        let t = clock::now();
+        if let Some(region) = c.map(|c| c.parallel).filter(|&r| r != NO_REGION) {
+            loc.leave(t, region);
+        }
+        let team = loc.team;
+        if let Some(w) = loc.writer() {
+            w.thread_team_end(t, team);
+        }
+    }
+    team::leave_team();
+}
+
+pub fn parallel_join(old: i64) {
+    tasks::set_current(old);
+    if let Some(m) = running() {
+        location(m).thread_join(clock::now());
+    }
+}
+
+// ---- worksharing and synchronisation ----------------------------------------------------
+
+/// Enter of a construct's outer region (for/do, sections, single, workshare, critical,
+/// ordered, atomic, flush, and the user regions).
+pub fn enter_outer(c: &Construct) {
+    enter(started(), c.outer);
+}
+
+pub fn leave_outer(c: &Construct) {
+    leave(running(), c.outer);
+}
+
+/// Enter of a construct's inner region (section, single/ordered block, master).
+pub fn enter_inner(c: &Construct) {
+    enter(started(), c.inner);
+}
+
+pub fn leave_inner(c: &Construct) {
+    leave(running(), c.inner);
+}
+
+pub fn critical_begin(c: &Construct) {
+    record(started(), |loc, t| {
+        if let Some(lock) = c.critical {
+            let order = lock.acquisitions.fetch_add(1, Ordering::Relaxed) + 1;
+            lock.holder_order.store(order, Ordering::Relaxed);
+            if let Some(w) = loc.writer() {
+                w.thread_acquire_lock(t, Paradigm::OPENMP, lock.id, order);
+            }
+        }
+        if c.inner != NO_REGION {
+            loc.enter(t, c.inner);
+        }
+    });
+}
+
+pub fn critical_end(c: &Construct) {
+    record(running(), |loc, t| {
+        if c.inner != NO_REGION {
+            loc.leave(t, c.inner);
+        }
+        if let Some(lock) = c.critical {
+            let order = lock.holder_order.load(Ordering::Relaxed);
+            if let Some(w) = loc.writer() {
+                w.thread_release_lock(t, Paradigm::OPENMP, lock.id, order);
+            }
+        }
+    });
+}
+
+/// Barrier, implicit barrier and taskwait: enter saves the current task (returned, for the
+/// caller's `pomp2_old_task`).
+pub fn wait_enter(region: u32) -> i64 {
+    let old = tasks::current();
+    enter(started(), region);
+    old
+}
+
+/// The matching exit: a switch back to `old` if tasks ran here meanwhile, then the Leave.
+pub fn wait_exit(region: u32, old: i64) {
+    if region != NO_REGION {
+        record(running(), |loc, t| {
+            switch_back(loc, t, old);
+            loc.leave(t, region);
+        });
+    }
+    tasks::set_current(old);
+}
+
+// ---- tasks ------------------------------------------------------------------------------
+
+/// Task creation: returns (new task id, encountering task) for `pomp2_new_task` and
+/// `pomp2_old_task`.
+pub fn task_create_begin(c: &Construct) -> (i64, i64) {
+    let m = started();
+    if tasks::current() == 0 {
+        if let Some(m) = m {
+            // A task created outside any parallel region: its parent is the implicit task.
+            tasks::set_current(tasks::implicit(location(m).number));
+        }
+    }
+    let old = tasks::current();
+    let new = tasks::new_handle();
+    record(m, |loc, t| {
+        if c.outer != NO_REGION {
+            loc.enter(t, c.outer);
+        }
+        let (creator, generation) = tasks::split(new);
+        let team = loc.team;
+        if let Some(w) = loc.writer() {
+            w.thread_task_create(t, team, creator, generation);
+        }
+    });
+    (new, old)
+}
+
+pub fn task_create_end(c: &Construct, old: i64) {
+    wait_exit(c.outer, old);
+}
+
+pub fn task_begin(c: &Construct, task: i64) {
+    tasks::set_current(task);
+    record(started(), |loc, t| {
+        let (creator, generation) = tasks::split(task);
+        let team = loc.team;
+        if let Some(w) = loc.writer() {
+            w.thread_task_switch(t, team, creator, generation);
+        }
+        if c.inner != NO_REGION {
+            loc.enter(t, c.inner);
+        }
+    });
+}
+
+pub fn task_end(c: &Construct) {
+    record(running(), |loc, t| {
+        if c.inner != NO_REGION {
+            loc.leave(t, c.inner);
+        }
+        let (creator, generation) = tasks::split(tasks::current());
+        let team = loc.team;
+        if let Some(w) = loc.writer() {
+            w.thread_task_complete(t, team, creator, generation);
+        }
+    });
+}
+
+// ---- locks ------------------------------------------------------------------------------
+
+/// Which lock API function a wrapper stands for (index into the lock API regions).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LockCall {
+    Init = 0,
+    Destroy = 1,
+    Set = 2,
+    Unset = 3,
+    Test = 4,
+    InitNest = 5,
+    DestroyNest = 6,
+    SetNest = 7,
+    UnsetNest = 8,
+    TestNest = 9,
+}
+
+impl LockCall {
+    fn nest(self) -> bool {
+        self as usize >= 5
+    }
+}
+
+/// A lock wrapper: records around `real`, the real OpenMP operation, which runs in every state
+/// (before the start, after the end, with recording off). `real` returns the OpenMP result
+/// (test functions: non-zero on success; others: 0).
+pub fn lock_call(call: LockCall, lock: usize, real: impl FnOnce() -> i32) -> i32 {
+    let m = match call {
+        LockCall::Init | LockCall::InitNest => started(),
+        _ => running(),
+    };
+    let Some(m) = m else {
+        return real();
+    };
+    let on = recording();
+    let region = m.lock_api_regions[call as usize];
+    if on {
+        location(m).enter(clock::now(), region);
+    }
+    if matches!(call, LockCall::Unset | LockCall::UnsetNest) {
+        let (id, order) = super::locks::releasing(lock, call.nest());
+        if on {
+            if let Some(w) = location(m).writer() {
+                w.thread_release_lock(clock::now(), Paradigm::OPENMP, id, order);
+            }
+        }
+    }
+    let result = real();
+    match call {
+        LockCall::Init | LockCall::InitNest => super::locks::register(lock),
+        LockCall::Destroy | LockCall::DestroyNest => super::locks::unregister(lock),
+        LockCall::Set | LockCall::SetNest => acquired(on, m, lock, call.nest()),
+        LockCall::Test | LockCall::TestNest if result != 0 => acquired(on, m, lock, call.nest()),
+        _ => {}
+    }
+    if on {
+        location(m).leave(clock::now(), region);
+    }
+    result
+}
+
+fn acquired(on: bool, m: &'static Measurement, lock: usize, nest: bool) {
+    let (id, order) = super::locks::acquired(lock, nest);
+    if on {
+        if let Some(w) = location(m).writer() {
+            w.thread_acquire_lock(clock::now(), Paradigm::OPENMP, id, order);
+        }
+    }
+}

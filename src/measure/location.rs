@@ -1,0 +1,167 @@
+//! A location (one OTF2 event stream, one logical OpenMP thread) and the thread-local pointer
+//! that makes recording an event a pointer load, a clock read and a few stores.
+
+use std::cell::{Cell, UnsafeCell};
+
+use crate::otf2::{BackgroundSink, Event, EventWriter, Paradigm};
+
+/// One OTF2 location: its event writer and the regions open on it.
+pub struct Location {
+    /// Creation order; also the OTF2 location id.
+    pub number: u32,
+    pub name: String,
+    writer: Option<EventWriter<BackgroundSink>>,
+    /// Open regions, innermost last, so that the end of the measurement can close them and a
+    /// stray Leave can never unbalance the stream.
+    open: Vec<u32>,
+    /// The thread team this location currently works in (its Comm id).
+    pub team: u32,
+}
+
+/// Shared ownership of a location across the OS threads that act as its logical thread over
+/// time. OpenMP guarantees one thread at a time per position in the thread tree, which is how
+/// locations are handed out (see `team.rs`), so accesses never overlap.
+pub struct LocationCell(UnsafeCell<Location>);
+
+// SAFETY: a location is used by one thread at a time (one position in the OpenMP thread tree is
+// executed by one thread at a time); finalisation takes it only after recording has stopped.
+unsafe impl Sync for LocationCell {}
+
+impl LocationCell {
+    pub fn new(number: u32, name: String, writer: EventWriter<BackgroundSink>, team: u32) -> Self {
+        Self(UnsafeCell::new(Location {
+            number,
+            name,
+            writer: Some(writer),
+            open: Vec::with_capacity(64),
+            team,
+        }))
+    }
+
+    /// A location that records nothing (stands in when a real one cannot be created).
+    pub fn without_writer() -> Self {
+        Self(UnsafeCell::new(Location {
+            number: u32::MAX,
+            name: String::new(),
+            writer: None,
+            open: Vec::new(),
+            team: u32::MAX,
+        }))
+    }
+
+    pub fn as_ptr(&self) -> *mut Location {
+        self.0.get()
+    }
+
+    /// # Safety
+    /// The caller must be the only user of this location for the lifetime of the reference.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn get(&self) -> &mut Location {
+        // SAFETY: exclusivity is the caller's contract.
+        unsafe { &mut *self.0.get() }
+    }
+}
+
+thread_local! {
+    /// The location the calling thread records into (null: none yet).
+    static CURRENT: Cell<*mut Location> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// The calling thread's location, if it has one.
+#[inline(always)]
+pub fn current() -> Option<&'static mut Location> {
+    let p = CURRENT.with(|c| c.get());
+    // SAFETY: `CURRENT` only ever holds pointers to leaked `LocationCell`s that this thread
+    // currently owns (see `LocationCell`).
+    unsafe { p.as_mut() }
+}
+
+pub fn set_current(location: *mut Location) {
+    CURRENT.with(|c| c.set(location));
+}
+
+pub fn current_ptr() -> *mut Location {
+    CURRENT.with(|c| c.get())
+}
+
+impl Location {
+    #[inline(always)]
+    pub fn enter(&mut self, time: u64, region: u32) {
+        if let Some(w) = self.writer.as_mut() {
+            w.enter(time, region);
+            self.open.push(region);
+        }
+    }
+
+    /// Leaves `region`. Regions opened after it and not yet left are closed first; a Leave of a
+    /// region that is not open is dropped, so the stream stays well nested.
+    #[inline(always)]
+    pub fn leave(&mut self, time: u64, region: u32) {
+        if self.open.last() == Some(&region) {
+            self.open.pop();
+            if let Some(w) = self.writer.as_mut() {
+                w.leave(time, region);
+            }
+        } else {
+            self.leave_out_of_order(time, region);
+        }
+    }
+
+    #[cold]
+    fn leave_out_of_order(&mut self, time: u64, region: u32) {
+        if let Some(depth) = self.open.iter().rposition(|&r| r == region) {
+            while self.open.len() > depth {
+                let r = self.open.pop().unwrap_or(region);
+                if let Some(w) = self.writer.as_mut() {
+                    w.leave(time, r);
+                }
+            }
+        } else {
+            super::warn_once("unbalanced-leave", || {
+                format!("a region was left that was not entered (region {region}); ignoring it")
+            });
+        }
+    }
+
+    /// Leaves every open region (end of measurement).
+    pub fn close_open_regions(&mut self, time: u64) {
+        while let Some(r) = self.open.pop() {
+            if let Some(w) = self.writer.as_mut() {
+                w.leave(time, r);
+            }
+        }
+    }
+
+    pub fn open_depth(&self) -> usize {
+        self.open.len()
+    }
+
+    /// The writer, while the measurement runs.
+    #[inline(always)]
+    pub fn writer(&mut self) -> Option<&mut EventWriter<BackgroundSink>> {
+        self.writer.as_mut()
+    }
+
+    pub fn thread_fork(&mut self, time: u64, requested: u32) {
+        if let Some(w) = self.writer.as_mut() {
+            w.thread_fork(time, Paradigm::OPENMP, requested);
+        }
+    }
+
+    pub fn thread_join(&mut self, time: u64) {
+        if let Some(w) = self.writer.as_mut() {
+            w.thread_join(time, Paradigm::OPENMP);
+        }
+    }
+
+    pub fn write(&mut self, time: u64, event: &Event) {
+        if let Some(w) = self.writer.as_mut() {
+            w.write(time, None, event);
+        }
+    }
+
+    /// Ends recording on this location and hands back its writer.
+    pub fn take_writer(&mut self) -> Option<EventWriter<BackgroundSink>> {
+        self.writer.take()
+    }
+}

@@ -1,0 +1,421 @@
+//! The measurement: lifecycle (start on the first call, finalize once), global state, and the
+//! operations the POMP2 entry points map to. Knows nothing of C types or OTF2 byte layouts.
+//!
+//! Locks are only taken off the hot path: at start, when a handle or a thread is seen for the
+//! first time, when a team forms, and at finalize.
+
+pub mod clock;
+pub mod config;
+pub mod constructs;
+pub mod location;
+pub mod locks;
+mod output;
+pub mod regions;
+pub mod tasks;
+pub mod team;
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+
+use once_cell::sync::OnceCell;
+use parking_lot::Mutex;
+
+use crate::otf2::{ArchiveConfig, ArchiveWriter, BackgroundWriter, Event};
+use config::Config;
+use location::LocationCell;
+use regions::Registry;
+use team::{Node, Team};
+
+const NOT_STARTED: u8 = 0;
+const STARTING: u8 = 1;
+const RUNNING: u8 = 2;
+const FINISHED: u8 = 3;
+/// Disabled by configuration, or the start failed: every call only does its OpenMP duty.
+const DISABLED: u8 = 4;
+
+static STATE: AtomicU8 = AtomicU8::new(NOT_STARTED);
+/// POMP2_On / POMP2_Off.
+static RECORDING: AtomicBool = AtomicBool::new(true);
+static MEASUREMENT: OnceCell<Measurement> = OnceCell::new();
+static START_LOCK: Mutex<()> = Mutex::new(());
+
+/// Strings, regions and critical-section locks: process-wide, so that handles can be assigned
+/// in any state (by the init file while starting, after the end, with the measurement off).
+pub static REGISTRY: once_cell::sync::Lazy<Mutex<Registry>> =
+    once_cell::sync::Lazy::new(|| Mutex::new(Registry::default()));
+
+pub struct Measurement {
+    pub config: Config,
+    clock_kind: clock::ClockKind,
+    start: clock::Sample,
+    start_realtime_ns: u64,
+    archive: Mutex<Option<ArchiveWriter>>,
+    writer: BackgroundWriter,
+    memory_chunk_size: usize,
+    locations: Mutex<Vec<&'static LocationCell>>,
+    teams: Mutex<Vec<&'static Team>>,
+    root: Option<&'static Node>,
+    pub root_team: &'static Team,
+    pub lock_api_regions: [u32; 10],
+    pub program: String,
+    pub experiment_dir: PathBuf,
+}
+
+/// Prints one `pomptrace:` line on stderr.
+pub fn warn(message: &str) {
+    eprintln!("pomptrace: {message}");
+}
+
+/// Prints a warning the first time `key` is seen.
+pub fn warn_once(key: &str, message: impl FnOnce() -> String) {
+    static SEEN: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+    let mut seen = SEEN.lock();
+    if seen
+        .get_or_insert_with(HashSet::new)
+        .insert(key.to_string())
+    {
+        warn(&message());
+    }
+}
+
+/// The running measurement, starting it if this is the first call. None when it is disabled,
+/// failed to start, or has finished.
+#[inline]
+pub fn started() -> Option<&'static Measurement> {
+    if STATE.load(Ordering::Acquire) == RUNNING {
+        return MEASUREMENT.get();
+    }
+    start_slow()
+}
+
+/// The running measurement, without starting it (for calls that must not start it).
+#[inline(always)]
+pub fn running() -> Option<&'static Measurement> {
+    if STATE.load(Ordering::Acquire) == RUNNING {
+        MEASUREMENT.get()
+    } else {
+        None
+    }
+}
+
+/// Whether events other than fork/join/team records are recorded (POMP2_On/Off).
+#[inline(always)]
+pub fn recording() -> bool {
+    RECORDING.load(Ordering::Relaxed)
+}
+
+pub fn set_recording(on: bool) {
+    RECORDING.store(on, Ordering::Relaxed);
+}
+
+#[cold]
+fn start_slow() -> Option<&'static Measurement> {
+    let guard = START_LOCK.lock();
+    match STATE.load(Ordering::Acquire) {
+        RUNNING => return MEASUREMENT.get(),
+        // A call made while starting (the init file assigning handles): not yet recording.
+        STARTING | FINISHED | DISABLED => return None,
+        _ => {}
+    }
+    STATE.store(STARTING, Ordering::Release);
+    let config = Config::from_env(|m| warn(&m));
+    if !config.enabled {
+        STATE.store(DISABLED, Ordering::Release);
+        return None;
+    }
+    let measurement = match Measurement::new(config) {
+        Ok(m) => m,
+        Err(message) => {
+            warn(&format!("{message}; nothing will be recorded"));
+            STATE.store(DISABLED, Ordering::Release);
+            return None;
+        }
+    };
+    let m = MEASUREMENT.get_or_init(|| measurement);
+    // The init file (if linked) assigns all handles now, before any event.
+    crate::openmp::call_init_regions();
+    register_exit_handler();
+    m.program_begin();
+    STATE.store(RUNNING, Ordering::Release);
+    drop(guard);
+    Some(m)
+}
+
+fn register_exit_handler() {
+    extern "C" fn at_exit() {
+        // Never unwind into the C runtime.
+        let _ = std::panic::catch_unwind(finalize);
+    }
+    // SAFETY: registers a function with C linkage that takes no arguments and never unwinds.
+    if unsafe { libc::atexit(at_exit) } != 0 {
+        warn("cannot register the exit handler; call POMP2_Finalize before exiting");
+    }
+}
+
+/// Program name from /proc/self/cmdline (argv), falling back to the executable's name.
+fn command_line() -> Vec<String> {
+    let args: Vec<String> = std::fs::read("/proc/self/cmdline")
+        .map(|b| {
+            b.split(|&c| c == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    if args.is_empty() {
+        vec![std::env::current_exe()
+            .ok()
+            .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "program".into())]
+    } else {
+        args
+    }
+}
+
+fn local_timestamp() -> String {
+    // SAFETY: time(NULL) has no preconditions; localtime_r writes only into `tm`.
+    unsafe {
+        let now = libc::time(std::ptr::null_mut());
+        let mut tm: libc::tm = std::mem::zeroed();
+        libc::localtime_r(&now, &mut tm);
+        format!(
+            "{:04}{:02}{:02}_{:02}{:02}{:02}",
+            tm.tm_year + 1900,
+            tm.tm_mon + 1,
+            tm.tm_mday,
+            tm.tm_hour,
+            tm.tm_min,
+            tm.tm_sec
+        )
+    }
+}
+
+fn realtime_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// OTF2 event chunk size in the files: the in-memory chunk size, at least the readers' minimum.
+fn file_chunk_size(memory_chunk: usize) -> usize {
+    memory_chunk.clamp(
+        crate::otf2::chunk::MIN_CHUNK_SIZE,
+        crate::otf2::chunk::MAX_CHUNK_SIZE,
+    )
+}
+
+impl Measurement {
+    fn new(config: Config) -> Result<Self, String> {
+        let clock_kind = clock::select(config.clock);
+        let start = clock::sample();
+        let start_realtime_ns = realtime_ns();
+        let args = command_line();
+        let program = Path::new(&args[0])
+            .file_name()
+            .map_or_else(|| args[0].clone(), |n| n.to_string_lossy().into_owned());
+        let archive_config = ArchiveConfig {
+            event_chunk_size: file_chunk_size(config.chunk_size),
+            def_chunk_size: 4 * 1024 * 1024,
+            machine_name: hostname(),
+            creator: format!("pomptrace {}", env!("CARGO_PKG_VERSION")),
+            description: args.join(" "),
+            properties: vec![(
+                "POMPTRACE::VERSION".into(),
+                env!("CARGO_PKG_VERSION").into(),
+            )],
+            trace_id: start.ticks ^ (std::process::id() as u64) << 32,
+        };
+        let (experiment_dir, archive) = open_archive(&config, &program, archive_config)?;
+        let writer = BackgroundWriter::spawn("pomptrace-writer")
+            .map_err(|e| format!("cannot start the writer thread: {e}"))?;
+        let lock_api_regions = REGISTRY.lock().define_lock_api_regions();
+        let root_team: &'static Team =
+            Box::leak(Box::new(team::new_team(0, 1, crate::otf2::UNDEFINED_U32)));
+        let mut m = Measurement {
+            memory_chunk_size: config.chunk_size,
+            config,
+            clock_kind,
+            start,
+            start_realtime_ns,
+            archive: Mutex::new(Some(archive)),
+            writer,
+            locations: Mutex::new(Vec::new()),
+            teams: Mutex::new(vec![root_team]),
+            root: None,
+            root_team,
+            lock_api_regions,
+            program,
+            experiment_dir,
+        };
+        let master = m.create_location("Master thread".into(), root_team.comm)?;
+        root_team.set_member(0, 0);
+        let root = Node::root(master, "OMP thread 0".into());
+        team::adopt(root);
+        m.root = Some(root);
+        Ok(m)
+    }
+
+    fn create_location(&self, name: String, team: u32) -> Result<&'static LocationCell, String> {
+        let mut locations = self.locations.lock();
+        let number = locations.len() as u32;
+        let archive = self.archive.lock();
+        let archive = archive.as_ref().ok_or("the measurement has finished")?;
+        let writer = archive
+            .background_event_writer(
+                number as u64,
+                &self.writer,
+                self.memory_chunk_size,
+                self.config.buffers_per_location(),
+            )
+            .map_err(|e| {
+                format!(
+                    "cannot create {}: {e}",
+                    archive.event_path(number as u64).display()
+                )
+            })?;
+        REGISTRY.lock().string(&name);
+        let cell: &'static LocationCell =
+            Box::leak(Box::new(LocationCell::new(number, name, writer, team)));
+        locations.push(cell);
+        Ok(cell)
+    }
+
+    fn program_begin(&self) {
+        let args = command_line();
+        let mut registry = REGISTRY.lock();
+        let name = registry.string(&args[0]);
+        let arguments = args[1..].iter().map(|a| registry.string(a)).collect();
+        drop(registry);
+        // SAFETY: the starting thread owns the root location.
+        let master = unsafe { self.root().location.get() };
+        master.write(
+            self.start.ticks,
+            &Event::ProgramBegin {
+                program_name: name,
+                arguments,
+            },
+        );
+    }
+}
+
+impl Measurement {
+    /// The initial thread's position in the thread tree.
+    pub fn root(&self) -> &'static Node {
+        self.root
+            .expect("root node exists once the measurement runs")
+    }
+    pub fn locations(&self) -> Vec<&'static LocationCell> {
+        self.locations.lock().clone()
+    }
+    pub fn teams(&self) -> Vec<&'static Team> {
+        self.teams.lock().clone()
+    }
+}
+
+impl team::Factory for Measurement {
+    fn new_location(&self, name: String) -> &'static LocationCell {
+        match self.create_location(name, crate::otf2::UNDEFINED_U32) {
+            Ok(cell) => cell,
+            Err(message) => {
+                warn_once("location", || {
+                    format!("{message}; events of that thread are lost")
+                });
+                placeholder_location()
+            }
+        }
+    }
+
+    fn new_team(&self, size: u32, parent_comm: u32) -> &'static Team {
+        let mut teams = self.teams.lock();
+        let team: &'static Team = Box::leak(Box::new(team::new_team(
+            teams.len() as u32,
+            size,
+            parent_comm,
+        )));
+        teams.push(team);
+        team
+    }
+}
+
+/// A location without a writer: events sent to it are dropped (only used when a location
+/// cannot be created, e.g. the output directory vanished).
+fn placeholder_location() -> &'static LocationCell {
+    Box::leak(Box::new(LocationCell::without_writer()))
+}
+
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: `buf` is writable for its whole length, which is what we pass.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };
+    if rc != 0 {
+        return "localhost".into();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+/// Creates the experiment directory and the archive in it. If it cannot be created where the
+/// user asked, falls back to the temporary directory (and says so).
+fn open_archive(
+    config: &Config,
+    program: &str,
+    archive_config: ArchiveConfig,
+) -> Result<(PathBuf, ArchiveWriter), String> {
+    let default_name = format!(
+        "pomptrace-{program}-{}-{}",
+        local_timestamp(),
+        std::process::id()
+    );
+    let wanted = config
+        .experiment_directory
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(&default_name));
+    match ArchiveWriter::create(&wanted, "traces", archive_config.clone()) {
+        Ok(a) => Ok((wanted, a)),
+        Err(first) => {
+            let fallback = std::env::temp_dir().join(&default_name);
+            match ArchiveWriter::create(&fallback, "traces", archive_config) {
+                Ok(a) => {
+                    warn(&format!(
+                        "cannot write the trace to {} ({first}); writing it to {} instead",
+                        wanted.display(),
+                        fallback.display()
+                    ));
+                    Ok((fallback, a))
+                }
+                Err(second) => Err(format!(
+                    "cannot create the trace directory {} ({first}) nor {} ({second})",
+                    wanted.display(),
+                    fallback.display()
+                )),
+            }
+        }
+    }
+}
+
+/// Ends the measurement once: closes open regions, drains every location's events, writes
+/// definitions and the anchor file, and prints one line saying where the trace is.
+pub fn finalize() {
+    let _guard = START_LOCK.lock();
+    if STATE
+        .compare_exchange(RUNNING, FINISHED, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        if STATE.load(Ordering::Acquire) == NOT_STARTED {
+            // Finalize before any event: nothing to write, and nothing may start afterwards.
+            STATE.store(FINISHED, Ordering::Release);
+        }
+        return;
+    }
+    if let Some(m) = MEASUREMENT.get() {
+        match output::write_trace(m) {
+            Ok(summary) => {
+                if m.config.verbose > 0 {
+                    warn(&summary);
+                }
+            }
+            Err(message) => warn(&message),
+        }
+    }
+}

@@ -1,0 +1,336 @@
+//! Regions: what a construct handle points at, and the definitions behind it.
+//!
+//! A handle is assigned once (under the registry lock) to a [`Construct`] that is never freed, so
+//! enter/leave read region ids from it with one load and no lookup. The OTF2 regions of a
+//! construct follow the reference (Score-P's OPARI2 adapter): parallel, outer, inner and
+//! implicit-barrier regions named `!$omp <word> @<file>:<line>`.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+
+use crate::ctc::{self, RegionInfo, RegionType};
+use crate::otf2::{Paradigm, RegionRole};
+
+/// No region of this kind for the construct.
+pub const NO_REGION: u32 = u32::MAX;
+
+/// The lock behind a critical section: one per critical name (all unnamed ones share one).
+pub struct CriticalLock {
+    pub id: u32,
+    /// Successful acquisitions so far; the holder's number is the order it writes.
+    pub acquisitions: AtomicU32,
+    /// The acquisition number of the current holder (read by the release).
+    pub holder_order: AtomicU32,
+}
+
+/// What an assigned handle points at. Immutable and never freed.
+pub struct Construct {
+    pub region_type: Option<RegionType>,
+    pub parallel: u32,
+    pub outer: u32,
+    pub inner: u32,
+    pub implicit_barrier: u32,
+    pub critical: Option<&'static CriticalLock>,
+}
+
+/// An OTF2 region definition (strings by id).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RegionDef {
+    pub name: u32,
+    pub file: u32,
+    pub begin_line: u32,
+    pub end_line: u32,
+    pub role: RegionRole,
+    pub paradigm: Paradigm,
+}
+
+/// Strings, regions and critical-section locks defined so far.
+#[derive(Default)]
+pub struct Registry {
+    strings: Vec<String>,
+    string_ids: HashMap<String, u32>,
+    regions: Vec<RegionDef>,
+    region_ids: HashMap<RegionDef, u32>,
+    criticals: HashMap<String, &'static CriticalLock>,
+    /// Lock ids are shared by critical sections and OpenMP locks, never reused.
+    next_lock_id: u32,
+}
+
+/// The ten lock API regions, defined at start whether used or not (as the reference does).
+pub const LOCK_API_REGIONS: [&str; 10] = [
+    "omp_init_lock",
+    "omp_destroy_lock",
+    "omp_set_lock",
+    "omp_unset_lock",
+    "omp_test_lock",
+    "omp_init_nest_lock",
+    "omp_destroy_nest_lock",
+    "omp_set_nest_lock",
+    "omp_unset_nest_lock",
+    "omp_test_nest_lock",
+];
+
+impl Registry {
+    pub fn string(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.string_ids.get(s) {
+            return id;
+        }
+        let id = self.strings.len() as u32;
+        self.strings.push(s.to_string());
+        self.string_ids.insert(s.to_string(), id);
+        id
+    }
+
+    pub fn strings(&self) -> &[String] {
+        &self.strings
+    }
+    pub fn regions(&self) -> &[RegionDef] {
+        &self.regions
+    }
+
+    pub fn region(
+        &mut self,
+        name: &str,
+        file: &str,
+        lines: (u32, u32),
+        role: RegionRole,
+        paradigm: Paradigm,
+    ) -> u32 {
+        let def = RegionDef {
+            name: self.string(name),
+            file: self.string(file),
+            begin_line: lines.0,
+            end_line: lines.1,
+            role,
+            paradigm,
+        };
+        if let Some(&id) = self.region_ids.get(&def) {
+            return id;
+        }
+        let id = self.regions.len() as u32;
+        self.regions.push(def.clone());
+        self.region_ids.insert(def, id);
+        id
+    }
+
+    pub fn new_lock_id(&mut self) -> u32 {
+        let id = self.next_lock_id;
+        self.next_lock_id += 1;
+        id
+    }
+
+    fn critical_lock(&mut self, name: &str) -> &'static CriticalLock {
+        if let Some(lock) = self.criticals.get(name) {
+            return lock;
+        }
+        let lock: &'static CriticalLock = Box::leak(Box::new(CriticalLock {
+            id: self.new_lock_id(),
+            acquisitions: AtomicU32::new(0),
+            holder_order: AtomicU32::new(0),
+        }));
+        self.criticals.insert(name.to_string(), lock);
+        lock
+    }
+
+    /// Defines the lock API regions; returns their ids in `LOCK_API_REGIONS` order.
+    pub fn define_lock_api_regions(&mut self) -> [u32; 10] {
+        LOCK_API_REGIONS
+            .map(|name| self.region(name, "OMP", (0, 0), RegionRole::WRAPPER, Paradigm::OPENMP))
+    }
+
+    /// Defines the regions of a construct from its CTC string. Problems are returned as one
+    /// message (the caller reports it once); the construct is defined as well as it can be.
+    pub fn define_construct(
+        &mut self,
+        ctc_text: &[u8],
+        user: bool,
+    ) -> (&'static Construct, Option<String>) {
+        let (info, problems) = ctc::parse(ctc_text);
+        let mut messages: Vec<String> = problems.into_iter().map(|p| p.message).collect();
+        let construct = match info {
+            Some(info) => {
+                if info.region_type.is_user() != user {
+                    messages.push(format!(
+                        "region type `{}` passed to the {} interface",
+                        info.region_type.ctc_name(),
+                        if user { "user-region" } else { "OpenMP" }
+                    ));
+                }
+                self.construct_from(&info)
+            }
+            None => {
+                // Name the region from what could be parsed, so its events still show.
+                let name = ctc::parse_lossy_name(ctc_text);
+                let id = self.region(
+                    &name,
+                    "",
+                    (0, 0),
+                    RegionRole::UNKNOWN,
+                    if user {
+                        Paradigm::USER
+                    } else {
+                        Paradigm::OPENMP
+                    },
+                );
+                Construct {
+                    region_type: None,
+                    parallel: id,
+                    outer: id,
+                    inner: id,
+                    implicit_barrier: id,
+                    critical: None,
+                }
+            }
+        };
+        let message = (!messages.is_empty()).then(|| {
+            format!(
+                "malformed CTC string \"{}\": {}",
+                String::from_utf8_lossy(&ctc_text[..ctc_text.len().min(200)]),
+                messages.join("; ")
+            )
+        });
+        (Box::leak(Box::new(construct)), message)
+    }
+
+    fn construct_from(&mut self, info: &RegionInfo) -> Construct {
+        use RegionType as T;
+        let base = info.start.file.rsplit('/').next().unwrap_or("");
+        let file = info.start.file.as_str();
+        let (s1, s2) = (info.start.first_line, info.start.last_line);
+        let (e1, e2) = (info.end.first_line, info.end.last_line);
+        let at = format!("@{base}:{s1}");
+        let combined = matches!(
+            info.region_type,
+            T::ParallelFor | T::ParallelDo | T::ParallelSections | T::ParallelWorkshare
+        );
+        let omp = Paradigm::OPENMP;
+        let mut c = Construct {
+            region_type: Some(info.region_type),
+            parallel: NO_REGION,
+            outer: NO_REGION,
+            inner: NO_REGION,
+            implicit_barrier: NO_REGION,
+            critical: None,
+        };
+        let outer_lines = if combined { (s2, e1) } else { (s1, e2) };
+        let outer = |reg: &mut Self, word: &str, role| {
+            reg.region(&format!("!$omp {word} {at}"), file, outer_lines, role, omp)
+        };
+        let inner = |reg: &mut Self, word: &str, role| {
+            reg.region(&format!("!$omp {word} {at}"), file, (s2, e1), role, omp)
+        };
+        if matches!(info.region_type, T::Parallel) || combined {
+            c.parallel = self.region(
+                &format!("!$omp parallel {at}"),
+                file,
+                (s1, e2),
+                RegionRole::PARALLEL,
+                omp,
+            );
+        }
+        match info.region_type {
+            T::Parallel => {}
+            T::For | T::ParallelFor => c.outer = outer(self, "for", RegionRole::LOOP),
+            T::Do | T::ParallelDo => c.outer = outer(self, "do", RegionRole::LOOP),
+            T::Sections | T::ParallelSections => {
+                c.outer = outer(self, "sections", RegionRole::SECTIONS);
+                c.inner = inner(self, "section", RegionRole::SECTION);
+            }
+            T::Workshare | T::ParallelWorkshare => {
+                c.outer = outer(self, "workshare", RegionRole::WORKSHARE)
+            }
+            T::Single => {
+                c.outer = outer(self, "single", RegionRole::SINGLE);
+                c.inner = inner(self, "single sblock", RegionRole::SINGLE_SBLOCK);
+            }
+            T::Master => c.inner = inner(self, "master", RegionRole::MASTER),
+            T::Critical => {
+                let word = match &info.critical_name {
+                    Some(name) => format!("critical ({name})"),
+                    None => "critical".to_string(),
+                };
+                c.outer = outer(self, &word, RegionRole::CRITICAL);
+                c.inner = inner(self, "critical sblock", RegionRole::CRITICAL_SBLOCK);
+                c.critical = Some(self.critical_lock(info.critical_name.as_deref().unwrap_or("")));
+            }
+            T::Ordered => {
+                c.outer = outer(self, "ordered", RegionRole::ORDERED);
+                c.inner = inner(self, "ordered sblock", RegionRole::ORDERED_SBLOCK);
+            }
+            T::Atomic => c.outer = outer(self, "atomic", RegionRole::ATOMIC),
+            T::Flush => c.outer = outer(self, "flush", RegionRole::FLUSH),
+            T::Barrier => c.outer = outer(self, "barrier", RegionRole::BARRIER),
+            T::Taskwait => c.outer = outer(self, "taskwait", RegionRole::TASK_WAIT),
+            T::Task => {
+                c.outer = outer(self, "create task", RegionRole::TASK_CREATE);
+                c.inner = inner(self, "task", RegionRole::TASK);
+            }
+            T::TaskUntied => {
+                c.outer = outer(self, "create untied", RegionRole::TASK_CREATE);
+                c.inner = inner(self, "untied task", RegionRole::TASK_UNTIED);
+            }
+            T::UserRegion => {
+                let name = info.user_region_name.as_deref().unwrap_or("");
+                let id = self.region(
+                    &format!("!$pomp user({name}) {at}"),
+                    file,
+                    (s1, e2),
+                    RegionRole::FUNCTION,
+                    Paradigm::USER,
+                );
+                c.outer = id;
+            }
+        }
+        let has_implicit_barrier = matches!(
+            info.region_type,
+            T::Parallel | T::For | T::Do | T::Sections | T::Workshare | T::Single
+        ) || combined;
+        if has_implicit_barrier {
+            c.implicit_barrier = self.region(
+                &format!("!$omp implicit barrier @{base}:{e1}"),
+                file,
+                (e1, e2),
+                RegionRole::IMPLICIT_BARRIER,
+                omp,
+            );
+        }
+        c
+    }
+}
+
+/// Reads a handle slot: the construct it points at, if assigned.
+///
+/// # Safety
+/// `slot` must point to a pointer-sized, pointer-aligned handle variable that only this library
+/// writes (OPARI2's `opari2_region_N`), or be null.
+pub unsafe fn load(slot: *mut *mut c_void) -> Option<&'static Construct> {
+    if slot.is_null() {
+        return None;
+    }
+    // SAFETY: a handle is an aligned pointer-sized variable (caller's contract); AtomicPtr has
+    // the same layout, and every store to it is ours (release), so an acquire load is sound.
+    let p = unsafe { (*(slot as *const AtomicPtr<c_void>)).load(Ordering::Acquire) };
+    // SAFETY: non-null values are `&'static Construct`s leaked by `assign`.
+    (!p.is_null()).then(|| unsafe { &*(p as *const Construct) })
+}
+
+/// Stores a construct into a handle slot unless another thread was first; returns the winner.
+///
+/// # Safety
+/// As for [`load`]; `slot` must not be null.
+pub unsafe fn publish(slot: *mut *mut c_void, construct: &'static Construct) -> &'static Construct {
+    // SAFETY: see `load`.
+    let atomic = unsafe { &*(slot as *const AtomicPtr<c_void>) };
+    let new = construct as *const Construct as *mut c_void;
+    match atomic.compare_exchange(
+        std::ptr::null_mut(),
+        new,
+        Ordering::AcqRel,
+        Ordering::Acquire,
+    ) {
+        Ok(_) => construct,
+        // SAFETY: a non-null value is a leaked `Construct`, published by another `publish`.
+        Err(existing) => unsafe { &*(existing as *const Construct) },
+    }
+}

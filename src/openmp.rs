@@ -1,0 +1,111 @@
+//! The OpenMP runtime as the measurement sees it, through `src/openmp_shim.c` (weak references:
+//! every query has a sensible answer when no OpenMP runtime is loaded).
+
+use std::ffi::c_void;
+use std::os::raw::c_int;
+
+extern "C" {
+    fn pomptrace_omp_available() -> c_int;
+    fn pomptrace_omp_get_thread_num() -> c_int;
+    fn pomptrace_omp_get_max_threads() -> c_int;
+    fn pomptrace_omp_get_level() -> c_int;
+    fn pomptrace_omp_get_ancestor_thread_num(level: c_int) -> c_int;
+    fn pomptrace_omp_get_team_size(level: c_int) -> c_int;
+    fn pomptrace_omp_init_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_destroy_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_set_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_unset_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_test_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_init_nest_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_destroy_nest_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_set_nest_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_unset_nest_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_test_nest_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_call_init_regions();
+    fn pomptrace_init_file_region_count() -> usize;
+    fn pomptrace_has_init_file() -> c_int;
+}
+
+// SAFETY (all queries below): the shim functions take no pointers, have no preconditions and
+// fall back to constants when the runtime lacks the function.
+
+pub fn available() -> bool {
+    // SAFETY: see above.
+    unsafe { pomptrace_omp_available() != 0 }
+}
+pub fn thread_num() -> u32 {
+    // SAFETY: see above.
+    unsafe { pomptrace_omp_get_thread_num() }.max(0) as u32
+}
+pub fn max_threads() -> i32 {
+    // SAFETY: see above.
+    unsafe { pomptrace_omp_get_max_threads() }
+}
+pub fn level() -> u32 {
+    // SAFETY: see above.
+    unsafe { pomptrace_omp_get_level() }.max(0) as u32
+}
+/// Thread number of this thread's ancestor at `level`, or None if the level does not exist.
+pub fn ancestor_thread_num(level: u32) -> Option<u32> {
+    // SAFETY: see above.
+    let n = unsafe { pomptrace_omp_get_ancestor_thread_num(level as c_int) };
+    u32::try_from(n).ok()
+}
+/// Size of the team at `level`, or None if the level does not exist.
+pub fn team_size(level: u32) -> Option<u32> {
+    // SAFETY: see above.
+    let n = unsafe { pomptrace_omp_get_team_size(level as c_int) };
+    u32::try_from(n).ok().filter(|&n| n > 0)
+}
+
+/// Runs the init file's `POMP2_Init_regions` and `POMP2_USER_Init_regions` if linked in.
+pub fn call_init_regions() {
+    // SAFETY: calls functions of the program's init file (if present), which take no arguments.
+    unsafe { pomptrace_call_init_regions() }
+}
+/// The init file's region count hint (0 without an init file).
+pub fn init_file_region_count() -> usize {
+    // SAFETY: as for `call_init_regions`.
+    unsafe { pomptrace_init_file_region_count() }
+}
+pub fn has_init_file() -> bool {
+    // SAFETY: no arguments, reads two weak symbol addresses.
+    unsafe { pomptrace_has_init_file() != 0 }
+}
+
+/// The real OpenMP lock operations. Each returns None when the runtime lacks the function.
+pub mod locks {
+    use super::*;
+
+    macro_rules! lock_op {
+        ($name:ident, $shim:ident) => {
+            /// # Safety
+            /// `lock` must point to a lock object of the kind the OpenMP function expects.
+            pub unsafe fn $name(lock: *mut c_void) -> Option<()> {
+                // SAFETY: forwarded to the caller's contract.
+                (unsafe { $shim(lock) } != 0).then_some(())
+            }
+        };
+    }
+    lock_op!(init_lock, pomptrace_omp_init_lock);
+    lock_op!(destroy_lock, pomptrace_omp_destroy_lock);
+    lock_op!(set_lock, pomptrace_omp_set_lock);
+    lock_op!(unset_lock, pomptrace_omp_unset_lock);
+    lock_op!(init_nest_lock, pomptrace_omp_init_nest_lock);
+    lock_op!(destroy_nest_lock, pomptrace_omp_destroy_nest_lock);
+    lock_op!(set_nest_lock, pomptrace_omp_set_nest_lock);
+    lock_op!(unset_nest_lock, pomptrace_omp_unset_nest_lock);
+
+    /// # Safety
+    /// `lock` must point to an initialised `omp_lock_t`.
+    pub unsafe fn test_lock(lock: *mut c_void) -> i32 {
+        // SAFETY: forwarded to the caller's contract.
+        unsafe { pomptrace_omp_test_lock(lock) }
+    }
+    /// # Safety
+    /// `lock` must point to an initialised `omp_nest_lock_t`.
+    pub unsafe fn test_nest_lock(lock: *mut c_void) -> i32 {
+        // SAFETY: forwarded to the caller's contract.
+        unsafe { pomptrace_omp_test_nest_lock(lock) }
+    }
+}

@@ -1,0 +1,82 @@
+/*
+ * The OpenMP runtime and the OPARI2 init file, reached through weak references.
+ *
+ * pomptrace must load into programs linked against any OpenMP runtime (or none: LD_PRELOAD into a
+ * plain program), and must link whether or not the program has an init file. Weak undefined
+ * references resolve to whatever the process provides and to NULL otherwise, so the library
+ * neither forces a second OpenMP runtime into the process nor fails to link or load.
+ */
+#include <stddef.h>
+
+/* OpenMP runtime (libgomp, libomp, ...). Lock types are opaque here. */
+extern int omp_get_thread_num(void) __attribute__((weak));
+extern int omp_get_num_threads(void) __attribute__((weak));
+extern int omp_get_max_threads(void) __attribute__((weak));
+extern int omp_get_level(void) __attribute__((weak));
+extern int omp_get_ancestor_thread_num(int) __attribute__((weak));
+extern int omp_get_team_size(int) __attribute__((weak));
+extern void omp_init_lock(void*) __attribute__((weak));
+extern void omp_destroy_lock(void*) __attribute__((weak));
+extern void omp_set_lock(void*) __attribute__((weak));
+extern void omp_unset_lock(void*) __attribute__((weak));
+extern int omp_test_lock(void*) __attribute__((weak));
+extern void omp_init_nest_lock(void*) __attribute__((weak));
+extern void omp_destroy_nest_lock(void*) __attribute__((weak));
+extern void omp_set_nest_lock(void*) __attribute__((weak));
+extern void omp_unset_nest_lock(void*) __attribute__((weak));
+extern int omp_test_nest_lock(void*) __attribute__((weak));
+
+/* Functions of the init file generated at link time (pomptrace init-regions). */
+extern void POMP2_Init_regions(void) __attribute__((weak));
+extern size_t POMP2_Get_num_regions(void) __attribute__((weak));
+extern void POMP2_USER_Init_regions(void) __attribute__((weak));
+extern size_t POMP2_USER_Get_num_regions(void) __attribute__((weak));
+
+int pomptrace_omp_available(void) { return omp_get_thread_num != NULL; }
+int pomptrace_omp_get_thread_num(void) { return omp_get_thread_num ? omp_get_thread_num() : 0; }
+int pomptrace_omp_get_num_threads(void) { return omp_get_num_threads ? omp_get_num_threads() : 1; }
+int pomptrace_omp_get_max_threads(void) { return omp_get_max_threads ? omp_get_max_threads() : 1; }
+int pomptrace_omp_get_level(void) { return omp_get_level ? omp_get_level() : 0; }
+int pomptrace_omp_get_ancestor_thread_num(int level)
+{
+    return omp_get_ancestor_thread_num ? omp_get_ancestor_thread_num(level) : (level == 0 ? 0 : -1);
+}
+int pomptrace_omp_get_team_size(int level)
+{
+    return omp_get_team_size ? omp_get_team_size(level) : (level == 0 ? 1 : -1);
+}
+
+/* Each returns 0 when the runtime lacks the function (the caller then reports it once). */
+int pomptrace_omp_init_lock(void* l) { if (!omp_init_lock) return 0; omp_init_lock(l); return 1; }
+int pomptrace_omp_destroy_lock(void* l) { if (!omp_destroy_lock) return 0; omp_destroy_lock(l); return 1; }
+int pomptrace_omp_set_lock(void* l) { if (!omp_set_lock) return 0; omp_set_lock(l); return 1; }
+int pomptrace_omp_unset_lock(void* l) { if (!omp_unset_lock) return 0; omp_unset_lock(l); return 1; }
+int pomptrace_omp_test_lock(void* l) { return omp_test_lock ? omp_test_lock(l) : 0; }
+int pomptrace_omp_init_nest_lock(void* l) { if (!omp_init_nest_lock) return 0; omp_init_nest_lock(l); return 1; }
+int pomptrace_omp_destroy_nest_lock(void* l) { if (!omp_destroy_nest_lock) return 0; omp_destroy_nest_lock(l); return 1; }
+int pomptrace_omp_set_nest_lock(void* l) { if (!omp_set_nest_lock) return 0; omp_set_nest_lock(l); return 1; }
+int pomptrace_omp_unset_nest_lock(void* l) { if (!omp_unset_nest_lock) return 0; omp_unset_nest_lock(l); return 1; }
+int pomptrace_omp_test_nest_lock(void* l) { return omp_test_nest_lock ? omp_test_nest_lock(l) : 0; }
+
+void pomptrace_call_init_regions(void)
+{
+    if (POMP2_Init_regions) POMP2_Init_regions();
+    if (POMP2_USER_Init_regions) POMP2_USER_Init_regions();
+}
+
+size_t pomptrace_init_file_region_count(void)
+{
+    return (POMP2_Get_num_regions ? POMP2_Get_num_regions() : 0)
+         + (POMP2_USER_Get_num_regions ? POMP2_USER_Get_num_regions() : 0);
+}
+
+int pomptrace_has_init_file(void) { return POMP2_Init_regions != NULL || POMP2_USER_Init_regions != NULL; }
+
+/*
+ * pomp_tpd: the thread-private variable that code instrumented with `opari2 --omp-tpd` declares
+ * extern and copies into every team (copyin). It must be a real TLS symbol; gfortran references
+ * `pomp_tpd_`, C with the default mangling `pomp_tpd`. pomptrace identifies threads through the
+ * OpenMP ancestry routines instead, so the value is only kept, never interpreted.
+ */
+__thread long long pomp_tpd_ __attribute__((aligned(16))) = 0;
+__thread long long pomp_tpd __attribute__((aligned(16))) = 0;
