@@ -1,0 +1,211 @@
+//! The `pomptrace` command: link-time region initialisation for OPARI2-instrumented programs
+//! (`init-regions`, and the `opari2-config`-compatible `config --nm` / `--region-initialization`)
+//! and a per-region summary of an OTF2 trace (`summary`).
+//!
+//! Exit status: 0 on success, 1 when the work itself failed (nm failed, the trace cannot be
+//! read, the output cannot be written), 2 for a usage error.
+
+#[path = "pomptrace/init_regions.rs"]
+mod init_regions;
+#[path = "pomptrace/summary.rs"]
+mod summary;
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+Usage:
+  pomptrace init-regions [-o FILE] OBJ_OR_LIB...
+      Run nm on the given objects, static archives and shared libraries and write the C
+      file that OPARI2's link step generates (POMP2_Init_regions, POMP2_Get_num_regions,
+      POMP2_USER_Init_regions, POMP2_USER_Get_num_regions, POMP2_Get_opari2_version)
+      to standard output, or to FILE with -o.
+  pomptrace config --nm [OBJ_OR_LIB...]
+      Without files: print the nm command line to use (like `opari2-config --nm`).
+      With files: print their nm symbol tables.
+  pomptrace config --region-initialization
+      Read nm output on standard input and print the same C file as init-regions, e.g.
+      `pomptrace config --nm` *.o | pomptrace config --region-initialization > pomp2_init.c
+  pomptrace summary ARCHIVE.otf2
+      Print visits and inclusive time per region and thread of an OTF2 trace.
+  pomptrace --version
+      Print the version.
+  pomptrace --help
+      Print this help.
+
+Environment:
+  NM    the nm program to run (default: nm)
+";
+
+enum Failure {
+    /// Bad command line: usage on stderr, exit 2.
+    Usage(String),
+    /// The work failed: `pomptrace: <message>` on stderr, exit 1.
+    Error(String),
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match dispatch(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(message)) => {
+            eprintln!("pomptrace: {message}");
+            eprint!("{USAGE}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Error(message)) => {
+            eprintln!("pomptrace: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn usage_error(message: impl Into<String>) -> Failure {
+    Failure::Usage(message.into())
+}
+
+fn is_help(arg: &str) -> bool {
+    matches!(arg, "-h" | "--help" | "help")
+}
+
+fn dispatch(args: &[String]) -> Result<(), Failure> {
+    let Some(command) = args.first() else {
+        return Err(usage_error("missing command"));
+    };
+    let rest = &args[1..];
+    if rest.iter().any(|a| a == "-h" || a == "--help") {
+        print_stdout(USAGE)?;
+        return Ok(());
+    }
+    match command.as_str() {
+        c if is_help(c) => print_stdout(USAGE),
+        "-V" | "--version" | "version" => {
+            print_stdout(&format!("pomptrace {}\n", env!("CARGO_PKG_VERSION")))
+        }
+        "init-regions" => init_regions_command(rest),
+        "config" => config_command(rest),
+        "summary" => summary_command(rest),
+        other => Err(usage_error(format!("unknown command `{other}`"))),
+    }
+}
+
+/// `init-regions [-o FILE] OBJ_OR_LIB...`
+fn init_regions_command(args: &[String]) -> Result<(), Failure> {
+    let mut output: Option<String> = None;
+    let mut inputs: Vec<&str> = Vec::new();
+    let mut options_done = false;
+    let mut i = 0;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        i += 1;
+        if options_done || !arg.starts_with('-') || arg == "-" {
+            inputs.push(arg);
+        } else if arg == "--" {
+            options_done = true;
+        } else if arg == "-o" || arg == "--output" {
+            let Some(file) = args.get(i) else {
+                return Err(usage_error(format!("{arg} needs a file name")));
+            };
+            output = Some(file.clone());
+            i += 1;
+        } else if let Some(file) = arg.strip_prefix("--output=") {
+            output = Some(file.to_string());
+        } else if let Some(file) = arg.strip_prefix("-o").filter(|f| !f.is_empty()) {
+            output = Some(file.to_string());
+        } else {
+            return Err(usage_error(format!(
+                "unknown option `{arg}` for init-regions"
+            )));
+        }
+    }
+    if inputs.is_empty() {
+        return Err(usage_error(
+            "init-regions needs at least one object or library",
+        ));
+    }
+    let nm = init_regions::nm_program();
+    let mut regions = init_regions::InitRegions::default();
+    for input in inputs {
+        let listing = init_regions::nm_listing(&nm, Path::new(input)).map_err(Failure::Error)?;
+        regions.add_nm_output(&listing);
+    }
+    let text = regions.to_c();
+    match output {
+        Some(file) => std::fs::write(&file, text)
+            .map_err(|e| Failure::Error(format!("cannot write {file}: {e}"))),
+        None => print_stdout(&text),
+    }
+}
+
+/// `config --nm [FILES...]` and `config --region-initialization`.
+fn config_command(args: &[String]) -> Result<(), Failure> {
+    match args.first().map(String::as_str) {
+        Some("--nm") => {
+            let nm = init_regions::nm_program();
+            let files = &args[1..];
+            if files.is_empty() {
+                return print_stdout(&format!("{} -B\n", nm.join(" ")));
+            }
+            if let Some(option) = files.iter().find(|f| f.starts_with('-') && *f != "-") {
+                return Err(usage_error(format!(
+                    "unknown option `{option}` for config --nm"
+                )));
+            }
+            let mut text = String::new();
+            for file in files {
+                text.push_str(
+                    &init_regions::nm_listing(&nm, Path::new(file)).map_err(Failure::Error)?,
+                );
+            }
+            print_stdout(&text)
+        }
+        Some("--region-initialization") => {
+            if let Some(extra) = args.get(1) {
+                return Err(usage_error(format!(
+                    "unexpected argument `{extra}` after --region-initialization \
+                     (nm output is read from standard input)"
+                )));
+            }
+            let mut input = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut input)
+                .map_err(|e| Failure::Error(format!("cannot read standard input: {e}")))?;
+            let mut regions = init_regions::InitRegions::default();
+            regions.add_nm_output(&String::from_utf8_lossy(&input));
+            print_stdout(&regions.to_c())
+        }
+        Some(other) => Err(usage_error(format!("unknown option `{other}` for config"))),
+        None => Err(usage_error("config needs --nm or --region-initialization")),
+    }
+}
+
+/// `summary ARCHIVE.otf2`
+fn summary_command(args: &[String]) -> Result<(), Failure> {
+    let archive = match args {
+        [archive] if !archive.starts_with('-') || archive == "-" => archive,
+        [] => {
+            return Err(usage_error(
+                "summary needs an OTF2 anchor file (ARCHIVE.otf2)",
+            ))
+        }
+        [option] => {
+            return Err(usage_error(format!(
+                "unknown option `{option}` for summary"
+            )))
+        }
+        _ => return Err(usage_error("summary takes exactly one OTF2 anchor file")),
+    };
+    let text = summary::summarize(Path::new(archive)).map_err(Failure::Error)?;
+    print_stdout(&text)
+}
+
+/// Writes to stdout; a closed pipe (e.g. `| head`) is not an error worth a message.
+fn print_stdout(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure::Error(format!("cannot write standard output: {e}"))),
+    }
+}
