@@ -22,7 +22,7 @@ fn ours(dir: &Path, events: u64) -> (f64, u64) {
     let writer = BackgroundWriter::spawn("otf2-writer").expect("writer thread");
     let start = Instant::now();
     let mut w = archive
-        .background_event_writer(0, &writer, 8)
+        .background_event_writer(0, &writer, 1 << 20, 8)
         .expect("event writer");
     for i in 0..events {
         let region = ((i / 2) % 2) as u32;

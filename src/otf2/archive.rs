@@ -116,16 +116,22 @@ impl ArchiveWriter {
     }
 
     /// An event writer whose full chunks are written by `writer`'s thread, with at most
-    /// `buffers` chunks of this location in memory.
+    /// `buffers` chunks of `memory_chunk_size` bytes (at most the archive's event chunk size;
+    /// smaller chunks are padded in the file) of this location in memory.
     pub fn background_event_writer(
         &self,
         location: u64,
         writer: &BackgroundWriter,
+        memory_chunk_size: usize,
         buffers: usize,
     ) -> io::Result<EventWriter<BackgroundSink>> {
         let file = Self::create_file(&self.event_path(location))?;
-        let size = self.config.event_chunk_size;
-        Ok(EventWriter::new(size, writer.sink(file, size, buffers)))
+        let file_chunk = self.config.event_chunk_size;
+        let size = memory_chunk_size.min(file_chunk);
+        Ok(EventWriter::new(
+            size,
+            writer.sink(file, size, file_chunk, buffers),
+        ))
     }
 
     /// Snapshots use the event chunk size. Call [`ArchiveWriter::set_snapshot_count`] too.

@@ -4,9 +4,13 @@
 //! chunk buffers: a full chunk is queued to the thread, and the producer continues in a free
 //! buffer, which only blocks when all of the file's buffers are still queued (the disk is
 //! slower than the program). Memory per file is therefore at most `buffers × chunk size`.
+//!
+//! In-memory chunks may be smaller than the file's chunk size (OTF2 readers require at least
+//! 256 KiB): each one is then followed by a hole up to the next file chunk boundary, which reads
+//! as END_OF_CHUNK padding and takes no disk space.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -26,6 +30,8 @@ enum Job {
 
 struct Target {
     file: Mutex<Option<File>>,
+    /// Chunk size of the file; larger than the in-memory chunks when they are padded.
+    file_chunk_size: usize,
     error: Mutex<Option<io::Error>>,
     free: Sender<Box<[u8]>>,
 }
@@ -45,7 +51,7 @@ impl BackgroundWriter {
                 for job in jobs {
                     match job {
                         Job::Chunk { target, chunk, len } => {
-                            write_chunk(&target, &chunk[..len]);
+                            write_chunk(&target, &chunk[..len], len == chunk.len());
                             // The producer may be gone (finished); then the buffer is just freed.
                             let _ = target.free.send(chunk);
                         }
@@ -61,13 +67,21 @@ impl BackgroundWriter {
         })
     }
 
-    /// A sink appending to `file` with at most `buffers` chunks of `chunk_size` in flight.
-    pub fn sink(&self, file: File, chunk_size: usize, buffers: usize) -> BackgroundSink {
+    /// A sink appending to `file` with at most `buffers` chunks of `chunk_size` in flight;
+    /// `file_chunk_size` (≥ `chunk_size`) is the chunk size the anchor file announces.
+    pub fn sink(
+        &self,
+        file: File,
+        chunk_size: usize,
+        file_chunk_size: usize,
+        buffers: usize,
+    ) -> BackgroundSink {
         let (free_tx, free_rx) = mpsc::channel();
         BackgroundSink {
             queue: self.queue.clone().expect("writer running"),
             target: Arc::new(Target {
                 file: Mutex::new(Some(file)),
+                file_chunk_size: file_chunk_size.max(chunk_size),
                 error: Mutex::new(None),
                 free: free_tx,
             }),
@@ -99,14 +113,23 @@ impl Drop for BackgroundWriter {
     }
 }
 
-fn write_chunk(target: &Target, bytes: &[u8]) {
+/// Appends a chunk; a full chunk smaller than the file's chunk size is padded with a hole.
+fn write_chunk(target: &Target, bytes: &[u8], full: bool) {
     let mut error = target.error.lock().unwrap_or_else(|e| e.into_inner());
     if error.is_some() {
         return;
     }
     let mut file = target.file.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(f) = file.as_mut() {
-        if let Err(e) = f.write_all(bytes) {
+        let pad = target.file_chunk_size - bytes.len();
+        let result = f.write_all(bytes).and_then(|()| {
+            if full && pad > 0 {
+                f.seek(SeekFrom::Current(pad as i64)).map(drop)
+            } else {
+                Ok(())
+            }
+        });
+        if let Err(e) = result {
             *error = Some(e);
         }
     }
@@ -140,7 +163,7 @@ impl ChunkSink for BackgroundSink {
         };
         if let Err(mpsc::SendError(Job::Chunk { target, chunk, len })) = self.queue.send(job) {
             // The writer thread is gone: write here so nothing is lost.
-            write_chunk(&target, &chunk[..len]);
+            write_chunk(&target, &chunk[..len], len == chunk.len());
             return chunk;
         }
         if let Ok(buffer) = self.free.try_recv() {
