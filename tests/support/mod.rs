@@ -118,3 +118,4 @@ pub fn python_dump(anchor: &Path) -> String {
     );
     String::from_utf8(out.stdout).expect("dump is UTF-8")
 }
+pub mod pomp2;

@@ -1,0 +1,289 @@
+//! Building and running OPARI2-instrumented programs against pomptrace, and reading their traces
+//! back through the reference reader (the python `otf2` module, via `otf2_view.py`).
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use super::{repo_root, run, target_dir};
+
+/// Where cargo put `libpomptrace.so` / `.a` for this test run.
+pub fn library_dir() -> PathBuf {
+    let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
+    let dir = target_dir().join(profile);
+    assert!(dir.join("libpomptrace.so").exists(), "{} has no libpomptrace.so", dir.display());
+    dir
+}
+
+pub fn include_dir() -> PathBuf {
+    repo_root().join("include")
+}
+
+/// The `pomptrace` command built for this test run.
+pub fn pomptrace_command() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_pomptrace"))
+}
+
+/// Copies `c-tests/<name>` into `dir` and instruments it with the real `opari2`; returns the
+/// instrumented file (`<name>.mod.<ext>`).
+pub fn instrument(name: &str, dir: &Path, opari_args: &[&str]) -> PathBuf {
+    let src = dir.join(name);
+    std::fs::copy(repo_root().join("c-tests").join(name), &src).unwrap_or_else(|e| panic!("copy {name}: {e}"));
+    let (stem, ext) = name.rsplit_once('.').expect("file with extension");
+    let out = dir.join(format!("{stem}.mod.{ext}"));
+    run(Command::new("opari2").args(opari_args).arg(&src).arg(&out).current_dir(dir));
+    out
+}
+
+/// How the test program gets the library.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Link {
+    /// `-lpomptrace` against the shared library.
+    Shared,
+    /// The static archive, with only `-fopenmp` and what `pomptrace config --libs` would add.
+    Static,
+    /// Not linked at all (the library comes in through LD_PRELOAD).
+    None,
+}
+
+pub struct Build<'a> {
+    pub dir: &'a Path,
+    pub compiler: &'a str,
+    pub init_file: bool,
+    pub link: Link,
+}
+
+impl<'a> Build<'a> {
+    pub fn c(dir: &'a Path) -> Self {
+        Self { dir, compiler: "cc", init_file: true, link: Link::Shared }
+    }
+
+    /// Compiles `sources` (instrumented or not) with OpenMP and links them into `exe`; with
+    /// `init_file`, generates the init file from the objects with `pomptrace init-regions`.
+    pub fn executable(&self, sources: &[PathBuf], exe: &str) -> PathBuf {
+        let mut objects = Vec::new();
+        for src in sources {
+            let obj = src.with_extension("o");
+            run(Command::new(self.compiler)
+                .args(["-fopenmp", "-O1", "-g", "-I"])
+                .arg(include_dir())
+                .arg("-c")
+                .arg(src)
+                .arg("-o")
+                .arg(&obj)
+                .current_dir(self.dir));
+            objects.push(obj);
+        }
+        if self.init_file {
+            let init = self.dir.join(format!("{exe}_pomp2_init.c"));
+            run(Command::new(pomptrace_command()).arg("init-regions").arg("-o").arg(&init).args(&objects));
+            let obj = init.with_extension("o");
+            run(Command::new("cc").arg("-c").arg(&init).arg("-o").arg(&obj));
+            objects.push(obj);
+        }
+        let out = self.dir.join(exe);
+        let mut cmd = Command::new(self.compiler);
+        cmd.arg("-fopenmp").args(&objects).arg("-o").arg(&out);
+        let lib = library_dir();
+        match self.link {
+            Link::Shared => {
+                cmd.arg("-L").arg(&lib).arg("-lpomptrace").arg(format!("-Wl,-rpath,{}", lib.display()));
+            }
+            Link::Static => {
+                cmd.arg(lib.join("libpomptrace.a")).args(["-lpthread", "-ldl", "-lm"]);
+            }
+            Link::None => {}
+        }
+        run(&mut cmd);
+        out
+    }
+}
+
+/// A finished run: its output and the trace it wrote.
+pub struct Run {
+    pub output: Output,
+    pub experiment: PathBuf,
+}
+
+impl Run {
+    pub fn anchor(&self) -> PathBuf {
+        self.experiment.join("traces.otf2")
+    }
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.output.stderr).into_owned()
+    }
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.output.stdout).into_owned()
+    }
+}
+
+/// Runs `exe` with `threads` OpenMP threads, writing its trace to `<dir>/<label>`.
+pub fn run_traced(exe: &Path, threads: u32, label: &str, env: &[(&str, &str)]) -> Run {
+    let experiment = exe.parent().unwrap().join(label);
+    let _ = std::fs::remove_dir_all(&experiment);
+    let mut cmd = Command::new(exe);
+    cmd.env("OMP_NUM_THREADS", threads.to_string())
+        .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)
+        .env_remove("POMPTRACE_ENABLE")
+        .env_remove("LD_PRELOAD");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let output = run(&mut cmd);
+    Run { output, experiment }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Region {
+    pub name: String,
+    pub role: String,
+    pub paradigm: String,
+    pub file: String,
+    pub begin: u32,
+    pub end: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ev {
+    pub time: u64,
+    pub kind: String,
+    /// Kind-specific fields as `otf2_view.py` prints them (region name, counts, ids).
+    pub detail: Vec<String>,
+}
+
+impl Ev {
+    /// `"Enter !$omp for @x.c:5"`, `"ThreadFork 4"`, ...: kind and details in one string.
+    pub fn text(&self) -> String {
+        std::iter::once(self.kind.as_str()).chain(self.detail.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Comm {
+    pub name: String,
+    pub parent: Option<u32>,
+    pub members: Vec<u64>,
+}
+
+/// The reference reader's view of a trace.
+#[derive(Debug, Default)]
+pub struct View {
+    pub timer_resolution: u64,
+    pub regions: BTreeMap<u32, Region>,
+    /// id → (name, number_of_events)
+    pub locations: BTreeMap<u64, (String, u64)>,
+    pub comms: BTreeMap<u32, Comm>,
+    pub events: BTreeMap<u64, Vec<Ev>>,
+}
+
+impl View {
+    pub fn read(anchor: &Path) -> View {
+        let out = run(Command::new("/usr/bin/python3").arg(repo_root().join("tests/support/otf2_view.py")).arg(anchor));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.trim().is_empty(), "python otf2 reader complained:\n{stderr}");
+        let text = String::from_utf8(out.stdout).expect("UTF-8");
+        let mut v = View::default();
+        for line in text.lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            match f[0] {
+                "CLOCK" => v.timer_resolution = f[1].parse().unwrap(),
+                "REGION" => {
+                    v.regions.insert(
+                        f[1].parse().unwrap(),
+                        Region {
+                            name: f[2].into(),
+                            role: f[3].into(),
+                            paradigm: f[4].into(),
+                            file: f[5].into(),
+                            begin: f[6].parse().unwrap(),
+                            end: f[7].parse().unwrap(),
+                        },
+                    );
+                }
+                "LOCATION" => {
+                    v.locations.insert(f[1].parse().unwrap(), (f[2].into(), f[3].parse().unwrap()));
+                }
+                "COMM" => {
+                    let members = if f[4].is_empty() { vec![] } else { f[4].split(',').map(|m| m.parse().unwrap()).collect() };
+                    v.comms.insert(f[1].parse().unwrap(), Comm { name: f[2].into(), parent: f[3].parse().ok(), members });
+                }
+                "EVENT" => {
+                    v.events.entry(f[1].parse().unwrap()).or_default().push(Ev {
+                        time: f[2].parse().unwrap(),
+                        kind: f[3].into(),
+                        detail: f[4..].iter().map(|s| s.to_string()).collect(),
+                    });
+                }
+                "" => {}
+                other => panic!("unexpected line kind {other:?} in: {line}"),
+            }
+        }
+        // Also the other reference reader: otf2-print must read it without complaint.
+        let print = run(Command::new("otf2-print").arg("--silent").arg(anchor));
+        let stderr = String::from_utf8_lossy(&print.stderr);
+        assert!(stderr.trim().is_empty(), "otf2-print complained:\n{stderr}");
+        v
+    }
+
+    /// The events of the location with this name.
+    pub fn events_of(&self, location_name: &str) -> &[Ev] {
+        let id = self
+            .locations
+            .iter()
+            .find(|(_, (n, _))| n == location_name)
+            .unwrap_or_else(|| panic!("no location {location_name:?} in {:?}", self.locations))
+            .0;
+        self.events.get(id).map_or(&[], Vec::as_slice)
+    }
+
+    /// Event texts of a location, without the ones whose kind is in `skip`.
+    pub fn texts(&self, location_name: &str, skip: &[&str]) -> Vec<String> {
+        self.events_of(location_name).iter().filter(|e| !skip.contains(&e.kind.as_str())).map(Ev::text).collect()
+    }
+
+    pub fn total_events(&self) -> usize {
+        self.events.values().map(Vec::len).sum()
+    }
+
+    /// How many events of each kind the whole trace holds.
+    pub fn kind_counts(&self) -> BTreeMap<String, usize> {
+        let mut counts = BTreeMap::new();
+        for e in self.events.values().flatten() {
+            *counts.entry(e.kind.clone()).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// Names of all defined regions, sorted.
+    pub fn region_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.regions.values().map(|r| r.name.clone()).collect();
+        names.sort();
+        names
+    }
+
+    pub fn region(&self, name: &str) -> &Region {
+        self.regions.values().find(|r| r.name == name).unwrap_or_else(|| panic!("no region {name:?}; have {:?}", self.region_names()))
+    }
+
+    /// Checks every location: Enter/Leave well nested (each Leave closes the innermost open
+    /// region, nothing left open), timestamps never decrease, event count as defined.
+    pub fn assert_well_formed(&self) {
+        for (id, events) in &self.events {
+            let (name, count) = &self.locations[id];
+            assert_eq!(*count as usize, events.len(), "{name}: number_of_events");
+            let mut open: Vec<&str> = Vec::new();
+            let mut last = 0;
+            for e in events {
+                assert!(e.time >= last, "{name}: time goes back at {e:?}");
+                last = e.time;
+                match e.kind.as_str() {
+                    "Enter" => open.push(&e.detail[0]),
+                    "Leave" => assert_eq!(open.pop(), Some(e.detail[0].as_str()), "{name}: Leave does not match the innermost Enter"),
+                    _ => {}
+                }
+            }
+            assert!(open.is_empty(), "{name}: regions left open: {open:?}");
+        }
+    }
+}
