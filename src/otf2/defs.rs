@@ -61,7 +61,18 @@ impl LocalDefWriter {
         }
     }
 
+    /// Writes a local definition. An empty mapping table maps nothing and libotf2 cannot read
+    /// one back, so it is left out.
     pub fn write(&mut self, def: &LocalDef) {
+        if let LocalDef::MappingTable { map, .. } = def {
+            let empty = match map {
+                super::types::IdMap::Dense(v) => v.is_empty(),
+                super::types::IdMap::Sparse(v) => v.is_empty(),
+            };
+            if empty {
+                return;
+            }
+        }
         self.payload.clear();
         def.encode_payload(&mut self.payload);
         self.chunks.add(def.record_id(), &self.payload);

@@ -10,9 +10,17 @@ use super::{repo_root, run, target_dir};
 
 /// Where cargo put `libpomptrace.so` / `.a` for this test run.
 pub fn library_dir() -> PathBuf {
-    let profile = if cfg!(debug_assertions) { "debug" } else { "release" };
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
     let dir = target_dir().join(profile);
-    assert!(dir.join("libpomptrace.so").exists(), "{} has no libpomptrace.so", dir.display());
+    assert!(
+        dir.join("libpomptrace.so").exists(),
+        "{} has no libpomptrace.so",
+        dir.display()
+    );
     dir
 }
 
@@ -29,10 +37,15 @@ pub fn pomptrace_command() -> PathBuf {
 /// instrumented file (`<name>.mod.<ext>`).
 pub fn instrument(name: &str, dir: &Path, opari_args: &[&str]) -> PathBuf {
     let src = dir.join(name);
-    std::fs::copy(repo_root().join("c-tests").join(name), &src).unwrap_or_else(|e| panic!("copy {name}: {e}"));
+    std::fs::copy(repo_root().join("c-tests").join(name), &src)
+        .unwrap_or_else(|e| panic!("copy {name}: {e}"));
     let (stem, ext) = name.rsplit_once('.').expect("file with extension");
     let out = dir.join(format!("{stem}.mod.{ext}"));
-    run(Command::new("opari2").args(opari_args).arg(&src).arg(&out).current_dir(dir));
+    run(Command::new("opari2")
+        .args(opari_args)
+        .arg(&src)
+        .arg(&out)
+        .current_dir(dir));
     out
 }
 
@@ -56,7 +69,12 @@ pub struct Build<'a> {
 
 impl<'a> Build<'a> {
     pub fn c(dir: &'a Path) -> Self {
-        Self { dir, compiler: "cc", init_file: true, link: Link::Shared }
+        Self {
+            dir,
+            compiler: "cc",
+            init_file: true,
+            link: Link::Shared,
+        }
     }
 
     /// Compiles `sources` (instrumented or not) with OpenMP and links them into `exe`; with
@@ -77,7 +95,11 @@ impl<'a> Build<'a> {
         }
         if self.init_file {
             let init = self.dir.join(format!("{exe}_pomp2_init.c"));
-            run(Command::new(pomptrace_command()).arg("init-regions").arg("-o").arg(&init).args(&objects));
+            run(Command::new(pomptrace_command())
+                .arg("init-regions")
+                .arg("-o")
+                .arg(&init)
+                .args(&objects));
             let obj = init.with_extension("o");
             run(Command::new("cc").arg("-c").arg(&init).arg("-o").arg(&obj));
             objects.push(obj);
@@ -88,10 +110,14 @@ impl<'a> Build<'a> {
         let lib = library_dir();
         match self.link {
             Link::Shared => {
-                cmd.arg("-L").arg(&lib).arg("-lpomptrace").arg(format!("-Wl,-rpath,{}", lib.display()));
+                cmd.arg("-L")
+                    .arg(&lib)
+                    .arg("-lpomptrace")
+                    .arg(format!("-Wl,-rpath,{}", lib.display()));
             }
             Link::Static => {
-                cmd.arg(lib.join("libpomptrace.a")).args(["-lpthread", "-ldl", "-lm"]);
+                cmd.arg(lib.join("libpomptrace.a"))
+                    .args(["-lpthread", "-ldl", "-lm"]);
             }
             Link::None => {}
         }
@@ -155,7 +181,10 @@ pub struct Ev {
 impl Ev {
     /// `"Enter !$omp for @x.c:5"`, `"ThreadFork 4"`, ...: kind and details in one string.
     pub fn text(&self) -> String {
-        std::iter::once(self.kind.as_str()).chain(self.detail.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
+        std::iter::once(self.kind.as_str())
+            .chain(self.detail.iter().map(String::as_str))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }
 
@@ -179,9 +208,14 @@ pub struct View {
 
 impl View {
     pub fn read(anchor: &Path) -> View {
-        let out = run(Command::new("/usr/bin/python3").arg(repo_root().join("tests/support/otf2_view.py")).arg(anchor));
+        let out = run(Command::new("/usr/bin/python3")
+            .arg(repo_root().join("tests/support/otf2_view.py"))
+            .arg(anchor));
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(stderr.trim().is_empty(), "python otf2 reader complained:\n{stderr}");
+        assert!(
+            stderr.trim().is_empty(),
+            "python otf2 reader complained:\n{stderr}"
+        );
         let text = String::from_utf8(out.stdout).expect("UTF-8");
         let mut v = View::default();
         for line in text.lines() {
@@ -202,11 +236,23 @@ impl View {
                     );
                 }
                 "LOCATION" => {
-                    v.locations.insert(f[1].parse().unwrap(), (f[2].into(), f[3].parse().unwrap()));
+                    v.locations
+                        .insert(f[1].parse().unwrap(), (f[2].into(), f[3].parse().unwrap()));
                 }
                 "COMM" => {
-                    let members = if f[4].is_empty() { vec![] } else { f[4].split(',').map(|m| m.parse().unwrap()).collect() };
-                    v.comms.insert(f[1].parse().unwrap(), Comm { name: f[2].into(), parent: f[3].parse().ok(), members });
+                    let members = if f[4].is_empty() {
+                        vec![]
+                    } else {
+                        f[4].split(',').map(|m| m.parse().unwrap()).collect()
+                    };
+                    v.comms.insert(
+                        f[1].parse().unwrap(),
+                        Comm {
+                            name: f[2].into(),
+                            parent: f[3].parse().ok(),
+                            members,
+                        },
+                    );
                 }
                 "EVENT" => {
                     v.events.entry(f[1].parse().unwrap()).or_default().push(Ev {
@@ -239,7 +285,11 @@ impl View {
 
     /// Event texts of a location, without the ones whose kind is in `skip`.
     pub fn texts(&self, location_name: &str, skip: &[&str]) -> Vec<String> {
-        self.events_of(location_name).iter().filter(|e| !skip.contains(&e.kind.as_str())).map(Ev::text).collect()
+        self.events_of(location_name)
+            .iter()
+            .filter(|e| !skip.contains(&e.kind.as_str()))
+            .map(Ev::text)
+            .collect()
     }
 
     pub fn total_events(&self) -> usize {
@@ -263,7 +313,10 @@ impl View {
     }
 
     pub fn region(&self, name: &str) -> &Region {
-        self.regions.values().find(|r| r.name == name).unwrap_or_else(|| panic!("no region {name:?}; have {:?}", self.region_names()))
+        self.regions
+            .values()
+            .find(|r| r.name == name)
+            .unwrap_or_else(|| panic!("no region {name:?}; have {:?}", self.region_names()))
     }
 
     /// Checks every location: Enter/Leave well nested (each Leave closes the innermost open
@@ -279,7 +332,11 @@ impl View {
                 last = e.time;
                 match e.kind.as_str() {
                     "Enter" => open.push(&e.detail[0]),
-                    "Leave" => assert_eq!(open.pop(), Some(e.detail[0].as_str()), "{name}: Leave does not match the innermost Enter"),
+                    "Leave" => assert_eq!(
+                        open.pop(),
+                        Some(e.detail[0].as_str()),
+                        "{name}: Leave does not match the innermost Enter"
+                    ),
                     _ => {}
                 }
             }
