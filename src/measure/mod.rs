@@ -261,7 +261,7 @@ impl Measurement {
         let number = locations.len() as u32;
         let archive = self.archive.lock();
         let archive = archive.as_ref().ok_or("the measurement has finished")?;
-        let writer = archive
+        let mut writer = archive
             .background_event_writer(
                 number as u64,
                 &self.writer,
@@ -274,6 +274,8 @@ impl Measurement {
                     archive.event_path(number as u64).display()
                 )
             })?;
+        // Waits for a free chunk show in the trace as BufferFlush events.
+        writer.sink_mut().set_stall_clock(clock::now);
         REGISTRY.lock().string(&name);
         let cell: &'static LocationCell =
             Box::leak(Box::new(LocationCell::new(number, name, writer, team)));

@@ -90,6 +90,8 @@ impl BackgroundWriter {
             buffers_left: buffers.max(2) - 1,
             waited: Duration::ZERO,
             waits: 0,
+            clock: None,
+            stalled_until: None,
         }
     }
 
@@ -145,12 +147,21 @@ pub struct BackgroundSink {
     buffers_left: usize,
     waited: Duration,
     waits: u64,
+    /// The producer's clock, to report when a wait ended (see `ChunkSink::stall_end`).
+    clock: Option<fn() -> u64>,
+    stalled_until: Option<u64>,
 }
 
 impl BackgroundSink {
     /// Total time the producer spent waiting for a free buffer, and how many times it waited.
     pub fn waited(&self) -> (Duration, u64) {
         (self.waited, self.waits)
+    }
+
+    /// Reports the end of every wait for a free buffer in the producer's clock, so the event
+    /// writer records a BufferFlush covering it.
+    pub fn set_stall_clock(&mut self, clock: fn() -> u64) {
+        self.clock = Some(clock);
     }
 }
 
@@ -180,7 +191,12 @@ impl ChunkSink for BackgroundSink {
             .unwrap_or_else(|_| vec![0u8; self.chunk_size].into());
         self.waited += start.elapsed();
         self.waits += 1;
+        self.stalled_until = self.clock.map(|now| now());
         buffer
+    }
+
+    fn stall_end(&mut self) -> Option<u64> {
+        self.stalled_until.take()
     }
 
     fn finish(&mut self) -> io::Result<()> {

@@ -46,6 +46,11 @@ pub trait ChunkSink {
     fn submit(&mut self, chunk: Box<[u8]>, len: usize) -> Box<[u8]>;
     /// Called once after the final chunk: flushes and reports the first error, if any.
     fn finish(&mut self) -> io::Result<()>;
+    /// If the last `submit` had to wait for a free buffer, the time the wait ended (in the
+    /// writer's clock); the writer then records a BufferFlush event covering the wait.
+    fn stall_end(&mut self) -> Option<u64> {
+        None
+    }
 }
 
 /// Writes chunks straight to a file with one `write` each.
@@ -116,6 +121,9 @@ impl<S: ChunkSink + ?Sized> ChunkSink for Box<S> {
     }
     fn finish(&mut self) -> io::Result<()> {
         (**self).finish()
+    }
+    fn stall_end(&mut self) -> Option<u64> {
+        (**self).stall_end()
     }
 }
 

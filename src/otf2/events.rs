@@ -92,9 +92,12 @@ impl<S: ChunkSink> TimedChunks<S> {
 
     /// Closes the current chunk (header numbers, END_OF_CHUNK padding) and continues in the
     /// buffer the sink hands back.
+    /// `time` is the time of the event that needs the room: if the sink had to wait for a
+    /// free buffer, the new chunk starts with a BufferFlush at that time whose stop time is the
+    /// end of the wait (as libotf2 records its own flushes), so the trace shows the stall.
     #[cold]
     #[inline(never)]
-    fn next_chunk(&mut self) {
+    fn next_chunk(&mut self, time: u64) {
         let (first, last) = (self.events_before_chunk + 1, self.events);
         write_chunk_header(&mut self.chunk, first, last);
         self.chunk[self.pos..].fill(END_OF_CHUNK);
@@ -102,14 +105,23 @@ impl<S: ChunkSink> TimedChunks<S> {
         let len = full.len();
         self.chunk = self.sink.submit(full, len);
         self.start_chunk();
+        if let Some(stop_time) = self.sink.stall_end() {
+            self.timestamp(time);
+            let out = &mut self.chunk[self.pos..self.pos + 10];
+            out[0] = event_id::BUFFER_FLUSH;
+            out[1] = 8;
+            out[2..10].copy_from_slice(&stop_time.to_le_bytes());
+            self.pos += 10;
+            self.events += 1;
+        }
     }
 
     /// Makes room for a record of `bound` bytes (libotf2's rule: at least one byte must stay
-    /// free for END_OF_CHUNK).
+    /// free for END_OF_CHUNK) for an event at `time`.
     #[inline(always)]
-    fn reserve(&mut self, bound: usize) {
+    fn reserve(&mut self, bound: usize, time: u64) {
         if self.pos + bound >= self.chunk.len() && self.pos > CHUNK_HEADER_LEN {
-            self.next_chunk();
+            self.next_chunk(time);
         }
     }
 
@@ -136,7 +148,7 @@ impl<S: ChunkSink> TimedChunks<S> {
     /// One singleton record with a compressed u32 value (Enter, Leave).
     #[inline(always)]
     pub fn write_u32_singleton(&mut self, time: u64, id: u8, value: u32) {
-        self.reserve(REGION_EVENT_BOUND);
+        self.reserve(REGION_EVENT_BOUND, time);
         self.timestamp(time);
         let out = &mut self.chunk[self.pos..self.pos + 6];
         out[0] = id;
@@ -153,7 +165,7 @@ impl<S: ChunkSink> TimedChunks<S> {
         id: u8,
         encode: impl FnOnce(&mut [u8]) -> usize,
     ) {
-        self.reserve(TIMESTAMP_BOUND + 2 + PAYLOAD_BOUND);
+        self.reserve(TIMESTAMP_BOUND + 2 + PAYLOAD_BOUND, time);
         self.timestamp(time);
         let out = &mut self.chunk[self.pos..self.pos + 2 + PAYLOAD_BOUND];
         out[0] = id;
@@ -199,7 +211,7 @@ impl<S: ChunkSink> TimedChunks<S> {
             self.scratch = record;
             return;
         }
-        self.reserve(bound.max(space));
+        self.reserve(bound.max(space), time);
         self.timestamp(time);
         self.chunk[self.pos..self.pos + record.len()].copy_from_slice(&record);
         self.pos += record.len();

@@ -1,0 +1,181 @@
+//! A slow disk: the event file is a FIFO drained by a reader that sleeps between reads. The
+//! writer has only two chunks of memory, so it must wait for the disk; each wait shows as a
+//! BufferFlush event, and no event is lost.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::process::Command;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use pomptrace::otf2::*;
+use support::*;
+
+/// The test's clock: every event takes the next tick; a stall ends "now".
+static CLOCK: AtomicU64 = AtomicU64::new(1);
+fn now() -> u64 {
+    CLOCK.load(Ordering::Relaxed)
+}
+
+const EVENTS: u64 = 400_000;
+const CHUNK: usize = 256 * 1024;
+
+#[test]
+fn a_slow_sink_gives_buffer_flush_events_and_loses_nothing() {
+    let scratch = Scratch::new("slow-sink");
+    let archive = ArchiveWriter::create(
+        &scratch.path,
+        "traces",
+        ArchiveConfig {
+            event_chunk_size: CHUNK,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let evt = archive.event_path(0);
+    let fifo = scratch.join("events.fifo");
+    run(Command::new("mkfifo").arg(&fifo));
+
+    // The slow disk: 64 KiB per 5 ms, copied into the real event file.
+    let (fifo_in, evt_out) = (fifo.clone(), evt.clone());
+    let drain = std::thread::spawn(move || {
+        let mut input = std::fs::File::open(fifo_in).unwrap();
+        let mut output = std::fs::File::create(evt_out).unwrap();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut total = 0u64;
+        loop {
+            let n = input.read(&mut buf).unwrap();
+            if n == 0 {
+                return total;
+            }
+            output.write_all(&buf[..n]).unwrap();
+            total += n as u64;
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    });
+
+    let background = BackgroundWriter::spawn("slow-writer").unwrap();
+    let mut sink = background.sink(
+        std::fs::OpenOptions::new().write(true).open(&fifo).unwrap(),
+        CHUNK,
+        CHUNK,
+        2,
+    );
+    sink.set_stall_clock(now);
+    let mut w = EventWriter::new(CHUNK, sink);
+    for i in 0..EVENTS {
+        let t = CLOCK.fetch_add(1, Ordering::Relaxed);
+        if i % 2 == 0 {
+            w.enter(t, 0);
+        } else {
+            w.leave(t, 0);
+        }
+    }
+    let events = w.events();
+    let (waited, waits) = w.sink().waited();
+    let (_, result) = w.finish();
+    result.unwrap();
+    drop(background);
+    let bytes = drain.join().unwrap();
+    assert!(
+        bytes > 10 * CHUNK as u64,
+        "only {bytes} bytes went through the slow sink"
+    );
+    assert!(
+        waits > 0,
+        "the writer never had to wait ({waited:?}): the sink was not slow enough to test anything"
+    );
+
+    let mut defs = archive.global_def_writer();
+    defs.write(&GlobalDef::ClockProperties {
+        timer_resolution: 1_000_000_000,
+        global_offset: 0,
+        trace_length: now(),
+        realtime_timestamp: UNDEFINED_U64,
+    });
+    for (id, s) in ["", "thread", "region"].iter().enumerate() {
+        defs.write(&GlobalDef::String {
+            id: id as u32,
+            string: s.to_string(),
+        });
+    }
+    defs.write(&GlobalDef::SystemTreeNode {
+        id: 0,
+        name: 0,
+        class_name: 0,
+        parent: UNDEFINED_U32,
+    });
+    defs.write(&GlobalDef::LocationGroup {
+        id: 0,
+        name: 0,
+        location_group_type: LocationGroupType::PROCESS,
+        system_tree_parent: 0,
+        creating_location_group: UNDEFINED_U32,
+    });
+    defs.write(&GlobalDef::Location {
+        id: 0,
+        name: 1,
+        location_type: LocationType::CPU_THREAD,
+        number_of_events: events,
+        location_group: 0,
+    });
+    defs.write(&GlobalDef::Region {
+        id: 0,
+        name: 2,
+        canonical_name: 2,
+        description: 0,
+        region_role: RegionRole::FUNCTION,
+        paradigm: Paradigm::USER,
+        region_flags: RegionFlag::NONE,
+        source_file: 0,
+        begin_line: 0,
+        end_line: 0,
+    });
+    archive.finish(defs, &[0]).unwrap();
+
+    // Every event is there, in order; every wait is one BufferFlush; both readers agree.
+    let reader = ArchiveReader::open(scratch.join("traces.otf2")).unwrap();
+    let (mut regions, mut flushes, mut last_time) = (0u64, 0u64, 0u64);
+    for record in reader.events(0).unwrap() {
+        let record = record.unwrap();
+        assert!(record.time >= last_time);
+        last_time = record.time;
+        match record.event {
+            Event::Enter { region: 0 } => {
+                assert_eq!(regions % 2, 0, "Enter out of turn at {}", record.time)
+            }
+            Event::Leave { region: 0 } => {
+                assert_eq!(regions % 2, 1, "Leave out of turn at {}", record.time)
+            }
+            Event::BufferFlush { stop_time } => {
+                assert!(
+                    stop_time >= record.time,
+                    "a flush cannot end before it starts"
+                );
+                flushes += 1;
+                continue;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        regions += 1;
+    }
+    assert_eq!(regions, EVENTS, "events lost");
+    assert_eq!(flushes, waits, "one BufferFlush per wait");
+    assert_eq!(regions + flushes, events);
+    let printed = otf2_print(&[], &scratch.join("traces.otf2"), &[]);
+    assert_eq!(
+        printed
+            .lines()
+            .filter(|l| l.starts_with("BUFFER_FLUSH"))
+            .count() as u64,
+        flushes
+    );
+    assert_eq!(
+        printed
+            .lines()
+            .filter(|l| l.starts_with("ENTER") || l.starts_with("LEAVE"))
+            .count() as u64,
+        EVENTS
+    );
+}
