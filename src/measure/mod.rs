@@ -136,6 +136,7 @@ fn start_slow() -> Option<&'static Measurement> {
     // The init file (if linked) assigns all handles now, before any event.
     crate::openmp::call_init_regions();
     register_exit_handler();
+    register_signal_handlers();
     m.program_begin();
     STATE.store(RUNNING, Ordering::Release);
     drop(guard);
@@ -150,6 +151,69 @@ fn register_exit_handler() {
     // SAFETY: registers a function with C linkage that takes no arguments and never unwinds.
     if unsafe { libc::atexit(at_exit) } != 0 {
         warn("cannot register the exit handler; call POMP2_Finalize before exiting");
+    }
+}
+
+/// Signals that end the process by default. When one arrives the trace is written first, so a
+/// crashing or killed program still leaves a readable trace; then the signal takes its course.
+const FATAL_SIGNALS: [libc::c_int; 9] = [
+    libc::SIGINT,
+    libc::SIGTERM,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGABRT,
+    libc::SIGSEGV,
+    libc::SIGBUS,
+    libc::SIGFPE,
+    libc::SIGILL,
+];
+
+/// How long a fatal signal waits for the trace to be written (the interrupted thread may hold a
+/// lock the writer needs; then the trace is given up rather than the process hung).
+const SIGNAL_FINALIZE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+fn register_signal_handlers() {
+    extern "C" fn on_fatal_signal(signal: libc::c_int) {
+        static HANDLING: AtomicBool = AtomicBool::new(false);
+        if !HANDLING.swap(true, Ordering::AcqRel) {
+            let message = b"pomptrace: fatal signal; writing the trace before the program ends\n";
+            // SAFETY: write(2) with a valid buffer is async-signal-safe.
+            unsafe { libc::write(2, message.as_ptr().cast(), message.len()) };
+            // Finalize on a fresh thread: this one may have been interrupted holding a lock.
+            let (done, wait) = std::sync::mpsc::channel();
+            let spawned = std::thread::Builder::new()
+                .name("pomptrace-signal".into())
+                .spawn(move || {
+                    let _ = std::panic::catch_unwind(finalize);
+                    let _ = done.send(());
+                });
+            if spawned.is_ok() {
+                let _ = wait.recv_timeout(SIGNAL_FINALIZE_TIMEOUT);
+            }
+        }
+        // SAFETY: restoring the default action and re-raising the signal is the documented way
+        // to let it terminate the process as it would have without us.
+        unsafe {
+            libc::signal(signal, libc::SIG_DFL);
+            libc::raise(signal);
+        }
+    }
+    for signal in FATAL_SIGNALS {
+        // SAFETY: `old` is a valid sigaction to fill; passing NULL as the new action only queries.
+        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+        if unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) } != 0
+            || old.sa_sigaction != libc::SIG_DFL
+        {
+            // The program handles (or ignores) this signal itself: leave it alone.
+            continue;
+        }
+        // SAFETY: installs a handler with C linkage for a signal whose action was the default.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_fatal_signal as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
     }
 }
 
