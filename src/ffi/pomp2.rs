@@ -520,17 +520,17 @@ pub unsafe extern "C" fn POMP2_Untied_task_create_begin(
     pomp2_if: c_int,
     ctc_string: *const c_char,
 ) {
-    ffi_boundary!("POMP2_Untied_task_create_begin", {
-        let _ = pomp2_if;
-        // SAFETY: the module's contract.
-        unsafe {
-            if let Some(c) = construct(pomp2_handle, ctc_string, false) {
-                let (new, old) = m::task_create_begin(c);
-                put(pomp2_new_task, new);
-                put(pomp2_old_task, old);
-            }
-        }
-    })
+    // Untied tasks are recorded as tied ones, as the reference does.
+    // SAFETY: same contract as the tied entry point.
+    unsafe {
+        POMP2_Task_create_begin(
+            pomp2_handle,
+            pomp2_new_task,
+            pomp2_old_task,
+            pomp2_if,
+            ctc_string,
+        )
+    }
 }
 
 #[no_mangle]
@@ -538,13 +538,9 @@ pub unsafe extern "C" fn POMP2_Untied_task_create_end(
     pomp2_handle: *mut POMP2_Region_handle,
     pomp2_old_task: POMP2_Task_handle,
 ) {
-    ffi_boundary!("POMP2_Untied_task_create_end", {
-        // SAFETY: the module's contract.
-        match unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            Some(c) => m::task_create_end(c, pomp2_old_task),
-            None => crate::measure::tasks::set_current(pomp2_old_task),
-        }
-    })
+    // Untied tasks are recorded as tied ones, as the reference does.
+    // SAFETY: same contract as the tied entry point.
+    unsafe { POMP2_Task_create_end(pomp2_handle, pomp2_old_task) }
 }
 
 #[no_mangle]
@@ -552,23 +548,16 @@ pub unsafe extern "C" fn POMP2_Untied_task_begin(
     pomp2_handle: *mut POMP2_Region_handle,
     pomp2_task: POMP2_Task_handle,
 ) {
-    ffi_boundary!("POMP2_Untied_task_begin", {
-        // SAFETY: the module's contract.
-        match unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            Some(c) => m::task_begin(c, pomp2_task),
-            None => crate::measure::tasks::set_current(pomp2_task),
-        }
-    })
+    // Untied tasks are recorded as tied ones, as the reference does.
+    // SAFETY: same contract as the tied entry point.
+    unsafe { POMP2_Task_begin(pomp2_handle, pomp2_task) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Untied_task_end(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Untied_task_end", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::task_end(c)
-        }
-    })
+    // Untied tasks are recorded as tied ones, as the reference does.
+    // SAFETY: same contract as the tied entry point.
+    unsafe { POMP2_Task_end(pomp2_handle) }
 }
 
 /// A fresh task id: `(omp_get_thread_num() << 32) + counter`, the counter per thread from 1.
