@@ -1,8 +1,10 @@
 /* robust_signal.c -- dies inside a parallel region (segv | abort | term, from argv[1]) after
- * recording some events, while the other threads wait in a barrier. */
+ * recording some events, while the other threads wait in a barrier (the master gives them
+ * 200 ms to get there). */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int main(int argc, char **argv)
 {
@@ -16,6 +18,7 @@ int main(int argc, char **argv)
         }
 #pragma omp master
         {
+            usleep(200000); /* let the other threads reach the barrier first */
             if (strcmp(how, "segv") == 0) {
                 volatile int *nowhere = NULL;
                 *nowhere = 1;

@@ -10,20 +10,31 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The library of this build: `target/<profile>/deps/` holds the freshly built one (the copy
+/// one level up is only refreshed by `cargo build`), so take the newer of the two.
 fn library_dir() -> PathBuf {
     // target/<profile>/examples/hotpath_bench → target/<profile>
     let exe = std::env::current_exe().expect("current_exe");
-    let dir = exe
+    let top = exe
         .parent()
         .and_then(Path::parent)
         .expect("target dir")
         .to_path_buf();
-    assert!(
-        dir.join("libpomptrace.so").exists(),
-        "no libpomptrace.so in {}: build the library first",
-        dir.display()
-    );
-    dir
+    let deps = top.join("deps");
+    let modified = |dir: &Path| {
+        std::fs::metadata(dir.join("libpomptrace.so"))
+            .and_then(|m| m.modified())
+            .ok()
+    };
+    match (modified(&deps), modified(&top)) {
+        (Some(d), Some(t)) if t > d => top,
+        (Some(_), _) => deps,
+        (None, Some(_)) => top,
+        (None, None) => panic!(
+            "no libpomptrace.so in {}: build the library first",
+            top.display()
+        ),
+    }
 }
 
 fn main() {

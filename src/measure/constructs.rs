@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use super::location::{self, Location};
 use super::regions::{Construct, NO_REGION};
 use super::{
-    clock, recording, running, started, tasks, team, warn, warn_once, Measurement, REGISTRY,
+    active, clock, recording, tasks, team, warn, warn_once, Active, Measurement, REGISTRY,
 };
 use crate::otf2::Paradigm;
 
@@ -91,23 +91,23 @@ fn attach(m: &'static Measurement) -> &'static mut Location {
 
 /// Runs `f` on the calling thread's location with the current time, if recording.
 #[inline(always)]
-fn record(m: Option<&'static Measurement>, f: impl FnOnce(&mut Location, u64)) {
+fn record(m: Option<Active>, f: impl FnOnce(&mut Location, u64)) {
     if let Some(m) = m {
         if recording() {
-            f(location(m), clock::now())
+            f(location(m.get()), clock::now())
         }
     }
 }
 
 #[inline(always)]
-fn enter(m: Option<&'static Measurement>, region: u32) {
+fn enter(m: Option<Active>, region: u32) {
     if region != NO_REGION {
         record(m, |loc, t| loc.enter(t, region));
     }
 }
 
 #[inline(always)]
-fn leave(m: Option<&'static Measurement>, region: u32) {
+fn leave(m: Option<Active>, region: u32) {
     if region != NO_REGION {
         record(m, |loc, t| loc.leave(t, region));
     }
@@ -130,7 +130,8 @@ fn switch_back(loc: &mut Location, time: u64, old: i64) {
 /// Returns the encountering task (the caller stores it in `pomp2_old_task`).
 pub fn parallel_fork(requested_threads: i32) -> i64 {
     let old = tasks::current();
-    if let Some(m) = started() {
+    if let Some(guard) = active(true) {
+        let m = guard.get();
         let requested = if requested_threads > 0 {
             requested_threads as u32
         } else {
@@ -142,9 +143,10 @@ pub fn parallel_fork(requested_threads: i32) -> i64 {
 }
 
 pub fn parallel_begin(c: Option<&Construct>) {
-    let Some(m) = started() else {
+    let Some(guard) = active(true) else {
         return;
     };
+    let m = guard.get();
     let (team, thread) = team::join_team(m.root(), m.root_team, m);
     let loc = location(m);
     if thread != 0 {
@@ -161,8 +163,8 @@ pub fn parallel_begin(c: Option<&Construct>) {
 }
 
 pub fn parallel_end(c: Option<&Construct>) {
-    if let Some(m) = running() {
-        let loc = location(m);
+    if let Some(guard) = active(false) {
+        let loc = location(guard.get());
         let t = clock::now();
         if let Some(region) = c.map(|c| c.parallel).filter(|&r| r != NO_REGION) {
             loc.leave(t, region);
@@ -177,8 +179,8 @@ pub fn parallel_end(c: Option<&Construct>) {
 
 pub fn parallel_join(old: i64) {
     tasks::set_current(old);
-    if let Some(m) = running() {
-        location(m).thread_join(clock::now());
+    if let Some(guard) = active(false) {
+        location(guard.get()).thread_join(clock::now());
     }
 }
 
@@ -187,24 +189,24 @@ pub fn parallel_join(old: i64) {
 /// Enter of a construct's outer region (for/do, sections, single, workshare, critical,
 /// ordered, atomic, flush, and the user regions).
 pub fn enter_outer(c: &Construct) {
-    enter(started(), c.outer);
+    enter(active(true), c.outer);
 }
 
 pub fn leave_outer(c: &Construct) {
-    leave(running(), c.outer);
+    leave(active(false), c.outer);
 }
 
 /// Enter of a construct's inner region (section, single/ordered block, master).
 pub fn enter_inner(c: &Construct) {
-    enter(started(), c.inner);
+    enter(active(true), c.inner);
 }
 
 pub fn leave_inner(c: &Construct) {
-    leave(running(), c.inner);
+    leave(active(false), c.inner);
 }
 
 pub fn critical_begin(c: &Construct) {
-    record(started(), |loc, t| {
+    record(active(true), |loc, t| {
         if let Some(lock) = c.critical {
             let order = lock.acquisitions.fetch_add(1, Ordering::Relaxed) + 1;
             lock.holder_order.store(order, Ordering::Relaxed);
@@ -219,7 +221,7 @@ pub fn critical_begin(c: &Construct) {
 }
 
 pub fn critical_end(c: &Construct) {
-    record(running(), |loc, t| {
+    record(active(false), |loc, t| {
         if c.inner != NO_REGION {
             loc.leave(t, c.inner);
         }
@@ -236,14 +238,14 @@ pub fn critical_end(c: &Construct) {
 /// caller's `pomp2_old_task`).
 pub fn wait_enter(region: u32) -> i64 {
     let old = tasks::current();
-    enter(started(), region);
+    enter(active(true), region);
     old
 }
 
 /// The matching exit: a switch back to `old` if tasks ran here meanwhile, then the Leave.
 pub fn wait_exit(region: u32, old: i64) {
     if region != NO_REGION {
-        record(running(), |loc, t| {
+        record(active(false), |loc, t| {
             switch_back(loc, t, old);
             loc.leave(t, region);
         });
@@ -256,11 +258,11 @@ pub fn wait_exit(region: u32, old: i64) {
 /// Task creation: returns (new task id, encountering task) for `pomp2_new_task` and
 /// `pomp2_old_task`.
 pub fn task_create_begin(c: &Construct) -> (i64, i64) {
-    let m = started();
+    let m = active(true);
     if tasks::current() == 0 {
-        if let Some(m) = m {
+        if let Some(m) = &m {
             // A task created outside any parallel region: its parent is the implicit task.
-            tasks::set_current(tasks::implicit(location(m).number));
+            tasks::set_current(tasks::implicit(location(m.get()).number));
         }
     }
     let old = tasks::current();
@@ -284,7 +286,7 @@ pub fn task_create_end(c: &Construct, old: i64) {
 
 pub fn task_begin(c: &Construct, task: i64) {
     tasks::set_current(task);
-    record(started(), |loc, t| {
+    record(active(true), |loc, t| {
         let (creator, generation) = tasks::split(task);
         let team = loc.team;
         if let Some(w) = loc.writer() {
@@ -297,7 +299,7 @@ pub fn task_begin(c: &Construct, task: i64) {
 }
 
 pub fn task_end(c: &Construct) {
-    record(running(), |loc, t| {
+    record(active(false), |loc, t| {
         if c.inner != NO_REGION {
             loc.leave(t, c.inner);
         }
@@ -334,47 +336,56 @@ impl LockCall {
 
 /// A lock wrapper: records around `real`, the real OpenMP operation, which runs in every state
 /// (before the start, after the end, with recording off). `real` returns the OpenMP result
-/// (test functions: non-zero on success; others: 0).
+/// (test functions: non-zero on success; others: 0). The real operation may block for long,
+/// so it runs outside the recording sections (the measurement may end meanwhile).
 pub fn lock_call(call: LockCall, lock: usize, real: impl FnOnce() -> i32) -> i32 {
-    let m = match call {
-        LockCall::Init | LockCall::InitNest => started(),
-        _ => running(),
-    };
-    let Some(m) = m else {
-        return real();
-    };
-    let on = recording();
-    let region = m.lock_api_regions[call as usize];
-    if on {
-        location(m).enter(clock::now(), region);
-    }
-    if matches!(call, LockCall::Unset | LockCall::UnsetNest) {
-        let (id, order) = super::locks::releasing(lock, call.nest());
+    let nest = call.nest();
+    let region = {
+        let start = matches!(call, LockCall::Init | LockCall::InitNest);
+        let Some(guard) = active(start) else {
+            return real();
+        };
+        let m = guard.get();
+        let region = m.lock_api_regions[call as usize];
+        let on = recording();
         if on {
-            if let Some(w) = location(m).writer() {
-                w.thread_release_lock(clock::now(), Paradigm::OPENMP, id, order);
+            location(m).enter(clock::now(), region);
+        }
+        if matches!(call, LockCall::Unset | LockCall::UnsetNest) {
+            let (id, order) = super::locks::releasing(lock, nest);
+            if on {
+                if let Some(w) = location(m).writer() {
+                    w.thread_release_lock(clock::now(), Paradigm::OPENMP, id, order);
+                }
             }
         }
-    }
+        on.then_some(region)
+    };
     let result = real();
     match call {
         LockCall::Init | LockCall::InitNest => super::locks::register(lock),
         LockCall::Destroy | LockCall::DestroyNest => super::locks::unregister(lock),
-        LockCall::Set | LockCall::SetNest => acquired(on, m, lock, call.nest()),
-        LockCall::Test | LockCall::TestNest if result != 0 => acquired(on, m, lock, call.nest()),
+        LockCall::Set | LockCall::SetNest => acquired(lock, nest),
+        LockCall::Test | LockCall::TestNest if result != 0 => acquired(lock, nest),
         _ => {}
     }
-    if on {
-        location(m).leave(clock::now(), region);
+    if let Some(region) = region {
+        if let Some(guard) = active(false) {
+            location(guard.get()).leave(clock::now(), region);
+        }
     }
     result
 }
 
-fn acquired(on: bool, m: &'static Measurement, lock: usize, nest: bool) {
+/// The lock was obtained: counts the acquisition (also while not recording, so orders stay
+/// right) and records it.
+fn acquired(lock: usize, nest: bool) {
     let (id, order) = super::locks::acquired(lock, nest);
-    if on {
-        if let Some(w) = location(m).writer() {
-            w.thread_acquire_lock(clock::now(), Paradigm::OPENMP, id, order);
+    if let Some(guard) = active(false) {
+        if recording() {
+            if let Some(w) = location(guard.get()).writer() {
+                w.thread_acquire_lock(clock::now(), Paradigm::OPENMP, id, order);
+            }
         }
     }
 }

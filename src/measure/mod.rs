@@ -99,6 +99,114 @@ pub fn running() -> Option<&'static Measurement> {
     }
 }
 
+/// A thread inside a call that touches its location. The end of the measurement waits until
+/// every thread has left such a call before it takes the locations, so a thread still
+/// recording (exit() or a signal in the middle of a parallel region) never writes into a
+/// location that is being closed.
+pub struct Active {
+    m: &'static Measurement,
+    flag: &'static AtomicBool,
+}
+
+impl Active {
+    #[inline(always)]
+    pub fn get(&self) -> &'static Measurement {
+        self.m
+    }
+}
+
+impl Drop for Active {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.flag.store(false, Ordering::Release);
+    }
+}
+
+thread_local! {
+    static BUSY: std::cell::Cell<*const AtomicBool> = const { std::cell::Cell::new(std::ptr::null()) };
+}
+/// Every thread's busy flag (threads register on their first recording call; flags are leaked,
+/// one per thread that ever recorded).
+static BUSY_FLAGS: Mutex<Vec<&'static AtomicBool>> = Mutex::new(Vec::new());
+/// Whether the process is registered for expedited membarrier: then finalize issues the heavy
+/// barrier for everybody, and recording needs only a compiler fence.
+static MEMBARRIER: AtomicBool = AtomicBool::new(false);
+const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
+const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
+
+#[inline(always)]
+fn busy_flag() -> &'static AtomicBool {
+    let p = BUSY.with(|b| b.get());
+    // SAFETY: BUSY only holds pointers to leaked flags.
+    match unsafe { p.as_ref() } {
+        Some(flag) => flag,
+        None => register_busy_flag(),
+    }
+}
+
+#[cold]
+fn register_busy_flag() -> &'static AtomicBool {
+    let flag: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+    BUSY_FLAGS.lock().push(flag);
+    BUSY.with(|b| b.set(flag));
+    flag
+}
+
+/// The running measurement (started if `start` and needed), with this thread marked busy until
+/// the returned guard is dropped. None when not recording.
+#[inline(always)]
+pub fn active(start: bool) -> Option<Active> {
+    let m = if start { started() } else { running() }?;
+    let flag = busy_flag();
+    flag.store(true, Ordering::Relaxed);
+    // Either this thread sees the end of the measurement below, or `wait_for_recorders` sees
+    // this flag: a store-load fence between the two, here or (with membarrier) in finalize.
+    if MEMBARRIER.load(Ordering::Relaxed) {
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    } else {
+        std::sync::atomic::fence(Ordering::SeqCst);
+    }
+    if STATE.load(Ordering::Relaxed) != RUNNING {
+        flag.store(false, Ordering::Release);
+        return None;
+    }
+    Some(Active { m, flag })
+}
+
+fn register_membarrier() {
+    // SAFETY: membarrier takes (cmd, flags[, cpu]) integers and touches no memory of ours.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_membarrier,
+            MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+            0,
+        )
+    };
+    MEMBARRIER.store(rc == 0, Ordering::Relaxed);
+}
+
+/// After the state left RUNNING: waits (bounded) until no thread is inside a recording call.
+fn wait_for_recorders() {
+    if MEMBARRIER.load(Ordering::Relaxed) {
+        // SAFETY: as in `register_membarrier`.
+        unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) };
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    let own = BUSY.with(|b| b.get());
+    for flag in BUSY_FLAGS.lock().iter() {
+        if std::ptr::eq(*flag, own) {
+            continue;
+        }
+        while flag.load(Ordering::Acquire) {
+            if std::time::Instant::now() > deadline {
+                warn("a thread was still recording when the measurement ended; its last events may be incomplete");
+                return;
+            }
+            std::thread::yield_now();
+        }
+    }
+}
+
 /// Whether events other than fork/join/team records are recorded (POMP2_On/Off).
 #[inline(always)]
 pub fn recording() -> bool {
@@ -111,6 +219,11 @@ pub fn set_recording(on: bool) {
 
 #[cold]
 fn start_slow() -> Option<&'static Measurement> {
+    if matches!(STATE.load(Ordering::Acquire), FINISHED | DISABLED) {
+        // Final states: no lock (in a forked child another thread of the parent may have held
+        // it at the fork, and every call after the end comes here).
+        return None;
+    }
     let guard = START_LOCK.lock();
     match STATE.load(Ordering::Acquire) {
         RUNNING => return MEASUREMENT.get(),
@@ -135,7 +248,9 @@ fn start_slow() -> Option<&'static Measurement> {
     let m = MEASUREMENT.get_or_init(|| measurement);
     // The init file (if linked) assigns all handles now, before any event.
     crate::openmp::call_init_regions();
+    register_membarrier();
     register_exit_handler();
+    register_fork_handler();
     register_signal_handlers();
     m.program_begin();
     STATE.store(RUNNING, Ordering::Release);
@@ -151,6 +266,20 @@ fn register_exit_handler() {
     // SAFETY: registers a function with C linkage that takes no arguments and never unwinds.
     if unsafe { libc::atexit(at_exit) } != 0 {
         warn("cannot register the exit handler; call POMP2_Finalize before exiting");
+    }
+}
+
+/// A child created by fork() inherits the measurement but not its writer thread: recording or
+/// finalizing there (its exit handler runs when it calls exit()) would wait for that thread
+/// forever and could overwrite the parent's trace. The child records nothing instead.
+fn register_fork_handler() {
+    extern "C" fn in_child() {
+        // Only an atomic store: async-signal-safe, as a child of a threaded process requires.
+        STATE.store(DISABLED, Ordering::Release);
+    }
+    // SAFETY: registers a function with C linkage that takes no arguments and never unwinds.
+    if unsafe { libc::pthread_atfork(None, None, Some(in_child)) } != 0 {
+        warn("cannot register the fork handler; forked children must not call exit()");
     }
 }
 
@@ -315,7 +444,13 @@ impl Measurement {
         let master = m.create_location("Master thread".into(), root_team.comm)?;
         root_team.set_member(0, 0);
         let root = Node::root(master, "OMP thread 0".into());
-        team::adopt(root);
+        if crate::openmp::level() == 0 {
+            team::adopt(root);
+        }
+        // Otherwise the start came from inside a parallel region the library did not see begin
+        // (an orphaned construct called from uninstrumented code, possibly on a worker): the
+        // calling thread finds its position like every other thread there, so that thread 0 of
+        // that team continues the root location and no two threads share one.
         m.root = Some(root);
         Ok(m)
     }
@@ -421,6 +556,16 @@ fn hostname() -> String {
     String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
+/// `path` relative to the working directory at start: files created later (a thread's events,
+/// the definitions and the anchor at the end) must land there even if the program changes its
+/// working directory meanwhile.
+fn absolute(path: PathBuf) -> PathBuf {
+    match std::env::current_dir() {
+        Ok(cwd) if path.is_relative() => cwd.join(path),
+        _ => path,
+    }
+}
+
 /// Creates the experiment directory and the archive in it. If it cannot be created where the
 /// user asked, falls back to the temporary directory (and says so).
 fn open_archive(
@@ -433,14 +578,16 @@ fn open_archive(
         local_timestamp(),
         std::process::id()
     );
-    let wanted = config
-        .experiment_directory
-        .clone()
-        .unwrap_or_else(|| PathBuf::from(&default_name));
+    let wanted = absolute(
+        config
+            .experiment_directory
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(&default_name)),
+    );
     match ArchiveWriter::create(&wanted, "traces", archive_config.clone()) {
         Ok(a) => Ok((wanted, a)),
         Err(first) => {
-            let fallback = std::env::temp_dir().join(&default_name);
+            let fallback = absolute(std::env::temp_dir().join(&default_name));
             match ArchiveWriter::create(&fallback, "traces", archive_config) {
                 Ok(a) => {
                     warn(&format!(
@@ -463,6 +610,10 @@ fn open_archive(
 /// Ends the measurement once: closes open regions, drains every location's events, writes
 /// definitions and the anchor file, and prints one line saying where the trace is.
 pub fn finalize() {
+    if STATE.load(Ordering::Acquire) == DISABLED {
+        // Also a forked child, where another thread of the parent may have held the lock.
+        return;
+    }
     let _guard = START_LOCK.lock();
     if STATE
         .compare_exchange(RUNNING, FINISHED, Ordering::AcqRel, Ordering::Acquire)
@@ -474,6 +625,7 @@ pub fn finalize() {
         }
         return;
     }
+    wait_for_recorders();
     if let Some(m) = MEASUREMENT.get() {
         match output::write_trace(m) {
             Ok(summary) => {

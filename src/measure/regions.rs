@@ -184,11 +184,17 @@ impl Registry {
             }
         };
         let message = (!messages.is_empty()).then(|| {
-            format!(
-                "malformed CTC string \"{}\": {}",
-                String::from_utf8_lossy(&ctc_text[..ctc_text.len().min(200)]),
-                messages.join("; ")
-            )
+            // Control characters escaped: the warning must stay one line, and must not pass
+            // terminal escape sequences from the program's strings through.
+            let mut quoted = String::new();
+            for c in String::from_utf8_lossy(&ctc_text[..ctc_text.len().min(200)]).chars() {
+                if c.is_control() {
+                    quoted.extend(c.escape_debug());
+                } else {
+                    quoted.push(c);
+                }
+            }
+            format!("malformed CTC string \"{quoted}\": {}", messages.join("; "))
         });
         (Box::leak(Box::new(construct)), message)
     }

@@ -4,8 +4,9 @@
 //! OS thread: thread `k` of a team forked from node `P` is `P`'s child `k`, created on first use
 //! and reused whenever that position recurs, whichever OS thread runs it. Child 0 shares its
 //! parent's location (the master continues its stream); the others get their own. Teams of one
-//! thread add no node. A team is identified by the node it was forked from and its size, and
-//! becomes one OTF2 Comm (with a COMM_GROUP of its members).
+//! thread add no node. A team is identified by the node it was forked from, the team that node
+//! was in at the fork, and its size, and becomes one OTF2 Comm (with a COMM_GROUP of its
+//! members); a one-thread team inside a one-thread team is the same team.
 
 use std::cell::{Cell, RefCell};
 
@@ -101,11 +102,16 @@ impl Node {
         node
     }
 
-    /// The team of `size` threads forked from this node (created on first use, together with
-    /// its children in thread-number order, so location numbers follow thread numbers).
+    /// The team of `size` threads forked from this node while it was in the team with Comm
+    /// `parent_comm` (created on first use, together with its children in thread-number order,
+    /// so location numbers follow thread numbers). The same size under another enclosing team
+    /// is another team: a top-level team and one nested in a one-thread team differ.
     fn team(&'static self, size: u32, parent_comm: u32, factory: &dyn Factory) -> &'static Team {
         let mut teams = self.teams.lock();
-        if let Some(team) = teams.iter().find(|t| t.size == size) {
+        if let Some(team) = teams
+            .iter()
+            .find(|t| t.size == size && t.parent_comm == parent_comm)
+        {
             return team;
         }
         if size > 1 {
@@ -164,6 +170,11 @@ pub fn resolve(
         } else {
             team.comm
         };
+        if size == 1 && l > 1 && team.size == 1 {
+            // A one-thread team inside a one-thread team (of the same node) reuses its Comm,
+            // as the reference does: recursion into such teams adds no definitions.
+            continue;
+        }
         team = node.team(size, parent, factory);
         if size > 1 {
             let k = openmp::ancestor_thread_num(l).unwrap_or(0).min(size - 1);

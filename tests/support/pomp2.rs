@@ -8,20 +8,32 @@ use std::process::{Command, Output};
 
 use super::{repo_root, run, target_dir};
 
-/// Where cargo put `libpomptrace.so` / `.a` for this test run.
+/// Where cargo put `libpomptrace.so` / `.a` for this test run: `cargo test` rebuilds the
+/// library in `target/<profile>/deps/` and leaves the copies one level up as they were, so the
+/// newer of the two is the library under test.
 pub fn library_dir() -> PathBuf {
     let profile = if cfg!(debug_assertions) {
         "debug"
     } else {
         "release"
     };
-    let dir = target_dir().join(profile);
-    assert!(
-        dir.join("libpomptrace.so").exists(),
-        "{} has no libpomptrace.so",
-        dir.display()
-    );
-    dir
+    let top = target_dir().join(profile);
+    let deps = top.join("deps");
+    let modified = |dir: &Path| {
+        std::fs::metadata(dir.join("libpomptrace.so"))
+            .and_then(|m| m.modified())
+            .ok()
+    };
+    match (modified(&deps), modified(&top)) {
+        (Some(d), Some(t)) if t > d => top,
+        (Some(_), _) => deps,
+        (None, Some(_)) => top,
+        (None, None) => panic!(
+            "no libpomptrace.so in {} or {}",
+            deps.display(),
+            top.display()
+        ),
+    }
 }
 
 pub fn include_dir() -> PathBuf {
