@@ -127,28 +127,8 @@ fn global_defs(defs: &mut GlobalDefWriter, n: u64) {
             attribute_type: t,
         });
     }
-    defs.write(&GlobalDef::SystemTreeNode {
-        id: 0,
-        name: 4,
-        class_name: 5,
-        parent: UNDEFINED_U32,
-    });
-    defs.write(&GlobalDef::LocationGroup {
-        id: 0,
-        name: 3,
-        location_group_type: LocationGroupType::PROCESS,
-        system_tree_parent: 0,
-        creating_location_group: UNDEFINED_U32,
-    });
-    for l in 0..2u64 {
-        defs.write(&GlobalDef::Location {
-            id: l,
-            name: 1 + l as u32,
-            location_type: LocationType::CPU_THREAD,
-            number_of_events: n,
-            location_group: 0,
-        });
-    }
+    // System tree, process and locations, in the C program's order.
+    write_process_and_locations(defs, (4, 5), 3, &[(1, n), (2, n)]);
     let regions = (0..5u32)
         .map(|r| (r, 6 + r, 10 + r, 20 + r))
         .chain([(70000, 11, 30, 40), (70001, 12, 30, 40)]);

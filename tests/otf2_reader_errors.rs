@@ -184,28 +184,12 @@ fn write_global_defs(defs: &mut GlobalDefWriter, counts: &[u64]) {
             attribute_type,
         });
     }
-    defs.write(&GlobalDef::SystemTreeNode {
-        id: 0,
-        name: 2,
-        class_name: 3,
-        parent: UNDEFINED_U32,
-    });
-    defs.write(&GlobalDef::LocationGroup {
-        id: 0,
-        name: 1,
-        location_group_type: LocationGroupType::PROCESS,
-        system_tree_parent: 0,
-        creating_location_group: UNDEFINED_U32,
-    });
-    for (l, &count) in counts.iter().enumerate() {
-        defs.write(&GlobalDef::Location {
-            id: l as u64,
-            name: 4 + l as u32,
-            location_type: LocationType::CPU_THREAD,
-            number_of_events: count,
-            location_group: 0,
-        });
-    }
+    let locations: Vec<(u32, u64)> = counts
+        .iter()
+        .enumerate()
+        .map(|(l, &c)| (4 + l as u32, c))
+        .collect();
+    write_process_and_locations(defs, (2, 3), 1, &locations);
     for r in 0..REGIONS {
         defs.write(&GlobalDef::Region {
             id: r,

@@ -100,26 +100,7 @@ fn a_slow_sink_gives_buffer_flush_events_and_loses_nothing() {
             string: s.to_string(),
         });
     }
-    defs.write(&GlobalDef::SystemTreeNode {
-        id: 0,
-        name: 0,
-        class_name: 0,
-        parent: UNDEFINED_U32,
-    });
-    defs.write(&GlobalDef::LocationGroup {
-        id: 0,
-        name: 0,
-        location_group_type: LocationGroupType::PROCESS,
-        system_tree_parent: 0,
-        creating_location_group: UNDEFINED_U32,
-    });
-    defs.write(&GlobalDef::Location {
-        id: 0,
-        name: 1,
-        location_type: LocationType::CPU_THREAD,
-        number_of_events: events,
-        location_group: 0,
-    });
+    write_process_and_locations(&mut defs, (0, 0), 0, &[(1, events)]);
     defs.write(&GlobalDef::Region {
         id: 0,
         name: 2,

@@ -513,28 +513,7 @@ fn write_trace(dir: &Path) -> PathBuf {
             string: s.to_string(),
         });
     }
-    defs.write(&GlobalDef::SystemTreeNode {
-        id: 0,
-        name: 4,
-        class_name: 5,
-        parent: UNDEFINED_U32,
-    });
-    defs.write(&GlobalDef::LocationGroup {
-        id: 0,
-        name: 3,
-        location_group_type: LocationGroupType::PROCESS,
-        system_tree_parent: 0,
-        creating_location_group: UNDEFINED_U32,
-    });
-    for l in 0..2u64 {
-        defs.write(&GlobalDef::Location {
-            id: l,
-            name: 1 + l as u32,
-            location_type: LocationType::CPU_THREAD,
-            number_of_events: counts[l as usize],
-            location_group: 0,
-        });
-    }
+    write_process_and_locations(&mut defs, (4, 5), 3, &[(1, counts[0]), (2, counts[1])]);
     for (id, name, role) in [
         (REGION_PARALLEL, 6, RegionRole::PARALLEL),
         (REGION_LOOP, 7, RegionRole::LOOP),

@@ -119,3 +119,36 @@ pub fn python_dump(anchor: &Path) -> String {
     String::from_utf8(out.stdout).expect("dump is UTF-8")
 }
 pub mod pomp2;
+
+/// The plumbing every test archive needs: a system tree node, one process location group under
+/// it, and a CPU-thread Location per `(name string id, number of events)`, with ids 0, 1, ...
+pub fn write_process_and_locations(
+    defs: &mut pomptrace::otf2::GlobalDefWriter,
+    node: (u32, u32),
+    process_name: u32,
+    locations: &[(u32, u64)],
+) {
+    use pomptrace::otf2::*;
+    defs.write(&GlobalDef::SystemTreeNode {
+        id: 0,
+        name: node.0,
+        class_name: node.1,
+        parent: UNDEFINED_U32,
+    });
+    defs.write(&GlobalDef::LocationGroup {
+        id: 0,
+        name: process_name,
+        location_group_type: LocationGroupType::PROCESS,
+        system_tree_parent: 0,
+        creating_location_group: UNDEFINED_U32,
+    });
+    for (l, &(name, number_of_events)) in locations.iter().enumerate() {
+        defs.write(&GlobalDef::Location {
+            id: l as u64,
+            name,
+            location_type: LocationType::CPU_THREAD,
+            number_of_events,
+            location_group: 0,
+        });
+    }
+}
