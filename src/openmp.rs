@@ -21,6 +21,16 @@ extern "C" {
     fn pomptrace_omp_set_nest_lock(lock: *mut c_void) -> c_int;
     fn pomptrace_omp_unset_nest_lock(lock: *mut c_void) -> c_int;
     fn pomptrace_omp_test_nest_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_f_init_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_f_destroy_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_f_set_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_f_unset_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_f_test_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_f_init_nest_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_f_destroy_nest_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_f_set_nest_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_f_unset_nest_lock(lock: *mut c_void) -> c_int;
+    fn pomptrace_omp_f_test_nest_lock(lock: *mut c_void) -> c_int;
     fn pomptrace_call_init_regions();
     fn pomptrace_init_file_region_count() -> usize;
     fn pomptrace_has_init_file() -> c_int;
@@ -95,6 +105,36 @@ pub mod locks {
     lock_op!(destroy_nest_lock, pomptrace_omp_destroy_nest_lock);
     lock_op!(set_nest_lock, pomptrace_omp_set_nest_lock);
     lock_op!(unset_nest_lock, pomptrace_omp_unset_nest_lock);
+
+    /// The same operations through the runtime's Fortran entry points (`omp_set_lock_` ...),
+    /// for Fortran lock variables (whose layout is not the C lock type's).
+    pub mod fortran {
+        use super::super::*;
+
+        lock_op!(init_lock, pomptrace_omp_f_init_lock);
+        lock_op!(destroy_lock, pomptrace_omp_f_destroy_lock);
+        lock_op!(set_lock, pomptrace_omp_f_set_lock);
+        lock_op!(unset_lock, pomptrace_omp_f_unset_lock);
+        lock_op!(init_nest_lock, pomptrace_omp_f_init_nest_lock);
+        lock_op!(destroy_nest_lock, pomptrace_omp_f_destroy_nest_lock);
+        lock_op!(set_nest_lock, pomptrace_omp_f_set_nest_lock);
+        lock_op!(unset_nest_lock, pomptrace_omp_f_unset_nest_lock);
+
+        /// Returns the Fortran LOGICAL `omp_test_lock` returned (non-zero: obtained).
+        ///
+        /// # Safety
+        /// `lock` must point to an initialised `integer(omp_lock_kind)` variable.
+        pub unsafe fn test_lock(lock: *mut c_void) -> i32 {
+            // SAFETY: forwarded to the caller's contract.
+            unsafe { pomptrace_omp_f_test_lock(lock) }
+        }
+        /// # Safety
+        /// `lock` must point to an initialised `integer(omp_nest_lock_kind)` variable.
+        pub unsafe fn test_nest_lock(lock: *mut c_void) -> i32 {
+            // SAFETY: forwarded to the caller's contract.
+            unsafe { pomptrace_omp_f_test_nest_lock(lock) }
+        }
+    }
 
     /// # Safety
     /// `lock` must point to an initialised `omp_lock_t`.

@@ -26,6 +26,23 @@ extern void omp_set_nest_lock(void*) __attribute__((weak));
 extern void omp_unset_nest_lock(void*) __attribute__((weak));
 extern int omp_test_nest_lock(void*) __attribute__((weak));
 
+/*
+ * The Fortran entry points of the same lock API (gfortran mangling, arguments by reference). A
+ * Fortran lock variable is not a C lock object: libgomp's Fortran nest lock is an 8-byte variable
+ * holding a pointer to a separately allocated 16-byte C lock. The Fortran wrappers therefore call
+ * these, with the address of the Fortran variable, never the C functions above.
+ */
+extern void omp_init_lock_(void*) __attribute__((weak));
+extern void omp_destroy_lock_(void*) __attribute__((weak));
+extern void omp_set_lock_(void*) __attribute__((weak));
+extern void omp_unset_lock_(void*) __attribute__((weak));
+extern int omp_test_lock_(void*) __attribute__((weak));
+extern void omp_init_nest_lock_(void*) __attribute__((weak));
+extern void omp_destroy_nest_lock_(void*) __attribute__((weak));
+extern void omp_set_nest_lock_(void*) __attribute__((weak));
+extern void omp_unset_nest_lock_(void*) __attribute__((weak));
+extern int omp_test_nest_lock_(void*) __attribute__((weak));
+
 /* Functions of the init file generated at link time (pomptrace init-regions). */
 extern void POMP2_Init_regions(void) __attribute__((weak));
 extern size_t POMP2_Get_num_regions(void) __attribute__((weak));
@@ -57,6 +74,18 @@ int pomptrace_omp_destroy_nest_lock(void* l) { if (!omp_destroy_nest_lock) retur
 int pomptrace_omp_set_nest_lock(void* l) { if (!omp_set_nest_lock) return 0; omp_set_nest_lock(l); return 1; }
 int pomptrace_omp_unset_nest_lock(void* l) { if (!omp_unset_nest_lock) return 0; omp_unset_nest_lock(l); return 1; }
 int pomptrace_omp_test_nest_lock(void* l) { return omp_test_nest_lock ? omp_test_nest_lock(l) : 0; }
+
+/* Fortran entries: the same contract as the C ones above. */
+int pomptrace_omp_f_init_lock(void* l) { if (!omp_init_lock_) return 0; omp_init_lock_(l); return 1; }
+int pomptrace_omp_f_destroy_lock(void* l) { if (!omp_destroy_lock_) return 0; omp_destroy_lock_(l); return 1; }
+int pomptrace_omp_f_set_lock(void* l) { if (!omp_set_lock_) return 0; omp_set_lock_(l); return 1; }
+int pomptrace_omp_f_unset_lock(void* l) { if (!omp_unset_lock_) return 0; omp_unset_lock_(l); return 1; }
+int pomptrace_omp_f_test_lock(void* l) { return omp_test_lock_ ? omp_test_lock_(l) : 0; }
+int pomptrace_omp_f_init_nest_lock(void* l) { if (!omp_init_nest_lock_) return 0; omp_init_nest_lock_(l); return 1; }
+int pomptrace_omp_f_destroy_nest_lock(void* l) { if (!omp_destroy_nest_lock_) return 0; omp_destroy_nest_lock_(l); return 1; }
+int pomptrace_omp_f_set_nest_lock(void* l) { if (!omp_set_nest_lock_) return 0; omp_set_nest_lock_(l); return 1; }
+int pomptrace_omp_f_unset_nest_lock(void* l) { if (!omp_unset_nest_lock_) return 0; omp_unset_nest_lock_(l); return 1; }
+int pomptrace_omp_f_test_nest_lock(void* l) { return omp_test_nest_lock_ ? omp_test_nest_lock_(l) : 0; }
 
 void pomptrace_call_init_regions(void)
 {

@@ -1,10 +1,13 @@
 //! The `pomptrace` command: link-time region initialisation for OPARI2-instrumented programs
-//! (`init-regions`, and the `opari2-config`-compatible `config --nm` / `--region-initialization`)
-//! and a per-region summary of an OTF2 trace (`summary`).
+//! (`init-regions`, and the `opari2-config`-compatible `config --nm` / `--region-initialization`
+//! / `--create-pomp2-regions`), build flags (`config --cflags` / `--libs`) and a per-region
+//! summary of an OTF2 trace (`summary`).
 //!
 //! Exit status: 0 on success, 1 when the work itself failed (nm failed, the trace cannot be
 //! read, the output cannot be written), 2 for a usage error.
 
+#[path = "pomptrace/config.rs"]
+mod config;
 #[path = "pomptrace/init_regions.rs"]
 mod init_regions;
 #[path = "pomptrace/summary.rs"]
@@ -24,9 +27,22 @@ Usage:
   pomptrace config --nm [OBJ_OR_LIB...]
       Without files: print the nm command line to use (like `opari2-config --nm`).
       With files: print their nm symbol tables.
-  pomptrace config --region-initialization
+  pomptrace config --region-initialization [-]
       Read nm output on standard input and print the same C file as init-regions, e.g.
       `pomptrace config --nm` *.o | pomptrace config --region-initialization > pomp2_init.c
+      Inside `...` or $(...) (as OPARI2 Makefiles use opari2-config) it prints that filter
+      command instead; `-` always reads standard input.
+  pomptrace config --create-pomp2-regions OBJ_OR_LIB...
+      Print the init file for the given objects (the same C file as init-regions).
+  pomptrace config --cflags | --libs [--static] | --libdir | --includedir | --version
+      Print compiler flags (-I for the POMP2 headers), linker flags for the shared library
+      (with an rpath) or with --static for the static archive and the system libraries it
+      needs, the library or header directory, the version. Options combine, e.g.
+      `pomptrace config --cflags --libs`. The files are found relative to the executable:
+      PREFIX/include and PREFIX/lib for PREFIX/bin/pomptrace (make install PREFIX=...), the
+      source tree's include/ and target/<profile>/ for cargo's build.
+      opari2-config spellings are accepted: --cflags=gnu (and the other compilers),
+      --interface-version, and the modifiers --fortran and --build-check (ignored).
   pomptrace summary ARCHIVE.otf2
       Print visits and inclusive time per region and thread of an OTF2 trace.
   pomptrace --version
@@ -138,16 +154,24 @@ fn init_regions_command(args: &[String]) -> Result<(), Failure> {
     }
 }
 
-/// `config --nm [FILES...]` and `config --region-initialization`.
+/// `config ...`: the `opari2-config` commands (`--nm`, `--region-initialization`,
+/// `--create-pomp2-regions`, `--cflags`, `--version`, `--interface-version`) and the build flags
+/// (`--cflags`, `--libs [--static]`, `--libdir`, `--includedir`).
 fn config_command(args: &[String]) -> Result<(), Failure> {
-    match args.first().map(String::as_str) {
+    // opari2-config's modifiers change nothing here.
+    let args: Vec<&str> = args
+        .iter()
+        .map(String::as_str)
+        .filter(|a| !matches!(*a, "--fortran" | "--build-check"))
+        .collect();
+    match args.first().copied() {
         Some("--nm") => {
             let nm = init_regions::nm_program();
             let files = &args[1..];
             if files.is_empty() {
                 return print_stdout(&format!("{} -B\n", nm.join(" ")));
             }
-            if let Some(option) = files.iter().find(|f| f.starts_with('-') && *f != "-") {
+            if let Some(option) = files.iter().find(|f| f.starts_with('-') && **f != "-") {
                 return Err(usage_error(format!(
                     "unknown option `{option}` for config --nm"
                 )));
@@ -161,7 +185,18 @@ fn config_command(args: &[String]) -> Result<(), Failure> {
             print_stdout(&text)
         }
         Some("--region-initialization") => {
-            if let Some(extra) = args.get(1) {
+            let extra = &args[1..];
+            if extra.is_empty() && config::in_command_substitution() {
+                // `` `pomptrace config --region-initialization` ``: print the filter command.
+                let exe = std::env::current_exe().map_err(|e| {
+                    Failure::Error(format!("cannot locate the pomptrace executable: {e}"))
+                })?;
+                return print_stdout(&format!(
+                    "{} config --region-initialization -\n",
+                    exe.display()
+                ));
+            }
+            if let Some(extra) = extra.iter().find(|a| **a != "-").or(extra.get(1)) {
                 return Err(usage_error(format!(
                     "unexpected argument `{extra}` after --region-initialization \
                      (nm output is read from standard input)"
@@ -175,9 +210,71 @@ fn config_command(args: &[String]) -> Result<(), Failure> {
             regions.add_nm_output(&String::from_utf8_lossy(&input));
             print_stdout(&regions.to_c())
         }
-        Some(other) => Err(usage_error(format!("unknown option `{other}` for config"))),
-        None => Err(usage_error("config needs --nm or --region-initialization")),
+        Some("--create-pomp2-regions") => {
+            let files = &args[1..];
+            if files.is_empty() {
+                return Err(usage_error(
+                    "config --create-pomp2-regions needs object files or libraries",
+                ));
+            }
+            if let Some(option) = files.iter().find(|f| f.starts_with('-')) {
+                return Err(usage_error(format!(
+                    "unknown option `{option}` for config --create-pomp2-regions"
+                )));
+            }
+            let nm = init_regions::nm_program();
+            let mut regions = init_regions::InitRegions::default();
+            for file in files {
+                let listing =
+                    init_regions::nm_listing(&nm, Path::new(file)).map_err(Failure::Error)?;
+                regions.add_nm_output(&listing);
+            }
+            print_stdout(&regions.to_c())
+        }
+        Some(_) => config_flags(&args),
+        None => Err(usage_error(
+            "config needs an option (--cflags, --libs, --nm, --region-initialization, ...)",
+        )),
     }
+}
+
+/// `config --cflags --libs [--static] --libdir --includedir --version --interface-version`, in
+/// any combination: the answers on one line, in the order asked.
+fn config_flags(args: &[&str]) -> Result<(), Failure> {
+    let static_lib = args.contains(&"--static");
+    let found = std::cell::OnceCell::new();
+    let layout = || -> Result<&config::Layout, Failure> {
+        if let Some(layout) = found.get() {
+            return Ok(layout);
+        }
+        let layout = config::layout().map_err(Failure::Error)?;
+        Ok(found.get_or_init(|| layout))
+    };
+    let mut words = Vec::new();
+    for &arg in args {
+        match arg {
+            "--static" => {}
+            "--cflags" | "--cflags=gnu" | "--cflags=intel" | "--cflags=sun" | "--cflags=pgi"
+            | "--cflags=ibm" | "--cflags=cray" | "--cflags=fujitsu" => {
+                words.push(config::cflags(layout()?))
+            }
+            "--libs" => words.push(config::libs(layout()?, static_lib)),
+            "--libdir" => words.push(layout()?.lib_dir.display().to_string()),
+            "--includedir" => words.push(layout()?.include_dir.display().to_string()),
+            "--version" => words.push(env!("CARGO_PKG_VERSION").to_string()),
+            "--interface-version" => words.push(config::INTERFACE_VERSION.to_string()),
+            "--nm" | "--region-initialization" | "--create-pomp2-regions" => {
+                return Err(usage_error(format!(
+                    "config {arg} must come first and cannot be combined"
+                )))
+            }
+            other => return Err(usage_error(format!("unknown option `{other}` for config"))),
+        }
+    }
+    if words.is_empty() {
+        return Err(usage_error("config --static needs --libs"));
+    }
+    print_stdout(&format!("{}\n", words.join(" ")))
 }
 
 /// `summary ARCHIVE.otf2`

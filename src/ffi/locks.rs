@@ -15,7 +15,7 @@ use crate::measure::constructs::{lock_call, LockCall};
 use crate::openmp::locks as omp;
 
 /// The real operation, reporting once if the process has no OpenMP runtime providing it.
-fn real(done: Option<()>, name: &str) -> c_int {
+pub(crate) fn real(done: Option<()>, name: &str) -> c_int {
     if done.is_none() {
         crate::measure::warn_once(name, || {
             format!("{name} is not available in this process (no OpenMP runtime?)")

@@ -3,8 +3,10 @@
 //!
 //! `types.rs` declares the C types shared by both headers; `pomp2.rs` is `pomp2_lib.h` (the
 //! OpenMP constructs and tasks), `locks.rs` the lock wrappers (also in `pomp2_lib.h`), and
-//! `user.rs` is `pomp2_user_lib.h` (user regions and the control calls).
+//! `user.rs` is `pomp2_user_lib.h` (user regions and the control calls). `fortran.rs` exports
+//! the Fortran spellings of all of them (no header; OPARI2's Fortran output declares nothing).
 
+pub mod fortran;
 pub mod locks;
 pub mod pomp2;
 pub mod types;

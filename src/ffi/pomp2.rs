@@ -376,8 +376,10 @@ pub unsafe extern "C" fn POMP2_Barrier_enter(
     ffi_boundary!("POMP2_Barrier_enter", {
         // SAFETY: the module's contract.
         unsafe {
-            let region = wait_region(construct(pomp2_handle, ctc_string, false), |c| c.outer);
-            put(pomp2_old_task, m::wait_enter(region));
+            put(
+                pomp2_old_task,
+                barrier_enter(construct(pomp2_handle, ctc_string, false)),
+            )
         }
     })
 }
@@ -390,7 +392,7 @@ pub unsafe extern "C" fn POMP2_Barrier_exit(
     ffi_boundary!("POMP2_Barrier_exit", {
         // SAFETY: the module's contract.
         let c = unsafe { construct(pomp2_handle, std::ptr::null(), false) };
-        m::wait_exit(wait_region(c, |c| c.outer), pomp2_old_task)
+        barrier_exit(c, pomp2_old_task)
     })
 }
 
@@ -403,10 +405,8 @@ pub unsafe extern "C" fn POMP2_Implicit_barrier_enter(
     ffi_boundary!("POMP2_Implicit_barrier_enter", {
         // SAFETY: the module's contract.
         unsafe {
-            let region = wait_region(construct(pomp2_handle, std::ptr::null(), false), |c| {
-                c.implicit_barrier
-            });
-            put(pomp2_old_task, m::wait_enter(region));
+            let c = construct(pomp2_handle, std::ptr::null(), false);
+            put(pomp2_old_task, implicit_barrier_enter(c));
         }
     })
 }
@@ -419,7 +419,7 @@ pub unsafe extern "C" fn POMP2_Implicit_barrier_exit(
     ffi_boundary!("POMP2_Implicit_barrier_exit", {
         // SAFETY: the module's contract.
         let c = unsafe { construct(pomp2_handle, std::ptr::null(), false) };
-        m::wait_exit(wait_region(c, |c| c.implicit_barrier), pomp2_old_task)
+        implicit_barrier_exit(c, pomp2_old_task)
     })
 }
 
@@ -433,8 +433,10 @@ pub unsafe extern "C" fn POMP2_Taskwait_begin(
     ffi_boundary!("POMP2_Taskwait_begin", {
         // SAFETY: the module's contract.
         unsafe {
-            let region = wait_region(construct(pomp2_handle, ctc_string, false), |c| c.outer);
-            put(pomp2_old_task, m::wait_enter(region));
+            put(
+                pomp2_old_task,
+                barrier_enter(construct(pomp2_handle, ctc_string, false)),
+            )
         }
     })
 }
@@ -447,7 +449,7 @@ pub unsafe extern "C" fn POMP2_Taskwait_end(
     ffi_boundary!("POMP2_Taskwait_end", {
         // SAFETY: the module's contract.
         let c = unsafe { construct(pomp2_handle, std::ptr::null(), false) };
-        m::wait_exit(wait_region(c, |c| c.outer), pomp2_old_task)
+        barrier_exit(c, pomp2_old_task)
     })
 }
 
@@ -464,8 +466,8 @@ pub unsafe extern "C" fn POMP2_Task_create_begin(
         let _ = pomp2_if;
         // SAFETY: the module's contract.
         unsafe {
-            if let Some(c) = construct(pomp2_handle, ctc_string, false) {
-                let (new, old) = m::task_create_begin(c);
+            if let Some((new, old)) = task_create_begin(construct(pomp2_handle, ctc_string, false))
+            {
                 put(pomp2_new_task, new);
                 put(pomp2_old_task, old);
             }
@@ -480,10 +482,8 @@ pub unsafe extern "C" fn POMP2_Task_create_end(
 ) {
     ffi_boundary!("POMP2_Task_create_end", {
         // SAFETY: the module's contract.
-        match unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            Some(c) => m::task_create_end(c, pomp2_old_task),
-            None => crate::measure::tasks::set_current(pomp2_old_task),
-        }
+        let c = unsafe { construct(pomp2_handle, std::ptr::null(), false) };
+        task_create_end(c, pomp2_old_task)
     })
 }
 
@@ -494,10 +494,8 @@ pub unsafe extern "C" fn POMP2_Task_begin(
 ) {
     ffi_boundary!("POMP2_Task_begin", {
         // SAFETY: the module's contract.
-        match unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            Some(c) => m::task_begin(c, pomp2_task),
-            None => crate::measure::tasks::set_current(pomp2_task),
-        }
+        let c = unsafe { construct(pomp2_handle, std::ptr::null(), false) };
+        task_begin(c, pomp2_task)
     })
 }
 
@@ -584,7 +582,52 @@ pub unsafe extern "C" fn POMP2_Assign_handle(
     })
 }
 
+// ---- what the calls do once their arguments are converted; shared with fortran.rs ----------
+
 /// The region a wait-type call records (None: an unassigned handle, recorded as nothing).
 fn wait_region(c: Option<&Construct>, pick: impl Fn(&Construct) -> u32) -> u32 {
     c.map_or(crate::measure::regions::NO_REGION, pick)
+}
+
+/// Barrier and taskwait entry: returns the encountering task for `pomp2_old_task`.
+pub(crate) fn barrier_enter(c: Option<&Construct>) -> POMP2_Task_handle {
+    m::wait_enter(wait_region(c, |c| c.outer))
+}
+
+/// Barrier and taskwait exit.
+pub(crate) fn barrier_exit(c: Option<&Construct>, old: POMP2_Task_handle) {
+    m::wait_exit(wait_region(c, |c| c.outer), old)
+}
+
+/// Implicit barrier entry: returns the encountering task for `pomp2_old_task`.
+pub(crate) fn implicit_barrier_enter(c: Option<&Construct>) -> POMP2_Task_handle {
+    m::wait_enter(wait_region(c, |c| c.implicit_barrier))
+}
+
+pub(crate) fn implicit_barrier_exit(c: Option<&Construct>, old: POMP2_Task_handle) {
+    m::wait_exit(wait_region(c, |c| c.implicit_barrier), old)
+}
+
+/// Task creation: (new task, encountering task), or None for an unassigned handle (the
+/// out-arguments are then left alone).
+pub(crate) fn task_create_begin(
+    c: Option<&Construct>,
+) -> Option<(POMP2_Task_handle, POMP2_Task_handle)> {
+    c.map(m::task_create_begin)
+}
+
+/// The end of task creation; restores the encountering task even for an unassigned handle.
+pub(crate) fn task_create_end(c: Option<&Construct>, old: POMP2_Task_handle) {
+    match c {
+        Some(c) => m::task_create_end(c, old),
+        None => crate::measure::tasks::set_current(old),
+    }
+}
+
+/// The first statement of a task body; makes `task` current even for an unassigned handle.
+pub(crate) fn task_begin(c: Option<&Construct>, task: POMP2_Task_handle) {
+    match c {
+        Some(c) => m::task_begin(c, task),
+        None => crate::measure::tasks::set_current(task),
+    }
 }

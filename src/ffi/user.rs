@@ -30,19 +30,20 @@ pub extern "C" fn POMP2_Finalize() {
 /// Resumes recording after `POMP2_Off`.
 #[no_mangle]
 pub extern "C" fn POMP2_On() {
-    ffi_boundary!("POMP2_On", {
-        let _ = measure::started();
-        measure::set_recording(true);
-    })
+    ffi_boundary!("POMP2_On", { on_off(true) })
 }
 
 /// Suspends recording (parallel region fork/join and team records are still written).
 #[no_mangle]
 pub extern "C" fn POMP2_Off() {
-    ffi_boundary!("POMP2_Off", {
-        let _ = measure::started();
-        measure::set_recording(false);
-    })
+    ffi_boundary!("POMP2_Off", { on_off(false) })
+}
+
+/// `inst on` / `inst off` (shared with the Fortran entry points): starts the measurement if
+/// needed, then sets the recording flag.
+pub(crate) fn on_off(on: bool) {
+    let _ = measure::started();
+    measure::set_recording(on);
 }
 
 /// Enters a user region (`#pragma pomp inst begin(name)`).

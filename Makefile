@@ -1,0 +1,52 @@
+# Installs pomptrace for use by other builds:
+#
+#   make install PREFIX=/opt/pomptrace
+#
+# builds the release library and command with cargo, then installs
+#   PREFIX/bin/pomptrace
+#   PREFIX/lib/libpomptrace.so, PREFIX/lib/libpomptrace.a
+#   PREFIX/include/opari2/pomp2_lib.h, PREFIX/include/opari2/pomp2_user_lib.h
+#   PREFIX/lib/pkgconfig/pomptrace.pc   (pkg-config --cflags --libs pomptrace)
+#
+# CARGO_PROFILE_DIR=DIR installs the files already built in DIR (e.g. target/debug) without
+# running cargo; the tests use it from inside `cargo test`, where a nested cargo build would wait
+# for the build lock. DESTDIR is prepended to every installed path (staged installs); the
+# installed files still refer to PREFIX. `make uninstall PREFIX=...` removes the files again.
+
+PREFIX ?= /usr/local
+CARGO ?= cargo
+CARGO_PROFILE_DIR ?=
+INSTALL ?= install
+
+VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | head -n 1)
+HEADERS := include/opari2/pomp2_lib.h include/opari2/pomp2_user_lib.h
+
+ifeq ($(CARGO_PROFILE_DIR),)
+BUILT := $(or $(CARGO_TARGET_DIR),target)/release
+INSTALL_DEPS := build
+else
+BUILT := $(CARGO_PROFILE_DIR)
+INSTALL_DEPS :=
+endif
+
+DEST := $(DESTDIR)$(PREFIX)
+
+.PHONY: all build install uninstall
+
+all: build
+
+build:
+	$(CARGO) build --release
+
+install: $(INSTALL_DEPS)
+	$(INSTALL) -d $(DEST)/bin $(DEST)/lib/pkgconfig $(DEST)/include/opari2
+	$(INSTALL) -m 755 $(BUILT)/pomptrace $(DEST)/bin/pomptrace
+	$(INSTALL) -m 755 $(BUILT)/libpomptrace.so $(DEST)/lib/libpomptrace.so
+	$(INSTALL) -m 644 $(BUILT)/libpomptrace.a $(DEST)/lib/libpomptrace.a
+	$(INSTALL) -m 644 $(HEADERS) $(DEST)/include/opari2/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' pomptrace.pc.in \
+	    > $(DEST)/lib/pkgconfig/pomptrace.pc
+
+uninstall:
+	rm -f $(DEST)/bin/pomptrace $(DEST)/lib/libpomptrace.so $(DEST)/lib/libpomptrace.a \
+	    $(DEST)/lib/pkgconfig/pomptrace.pc $(addprefix $(DEST)/,$(HEADERS))
