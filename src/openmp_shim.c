@@ -1,12 +1,47 @@
 /*
- * The OpenMP runtime and the OPARI2 init file, reached through weak references.
+ * The OpenMP runtime and the OPARI2 init file, reached through weak references (and dlsym for the lock API).
  *
  * pomptrace must load into programs linked against any OpenMP runtime (or none: LD_PRELOAD into a
  * plain program), and must link whether or not the program has an init file. Weak undefined
  * references resolve to whatever the process provides and to NULL otherwise, so the library
  * neither forces a second OpenMP runtime into the process nor fails to link or load.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stddef.h>
+
+/*
+ * The lock functions are looked up with dlsym, which returns a symbol's default version: the one a
+ * program compiled today binds to. An unversioned weak reference binds to the oldest version
+ * instead, and libgomp keeps its OpenMP 2.5 lock entries as version OMP_1.0: their nest locks
+ * have another layout and belong to threads, not tasks, unlike the OMP_3.0 ones the program uses.
+ * `name_fn()` returns the function (cached) or NULL when the process has none.
+ */
+static void* lookup(void** slot, const char* name)
+{
+    void* f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+    if (f == NULL) {
+        f = dlsym(RTLD_DEFAULT, name);
+        __atomic_store_n(slot, f, __ATOMIC_RELEASE);
+    }
+    return f;
+}
+#define OMP_LOCK_FUNCTION(ret, name)                                                               \
+    static ret (*name##_fn(void))(void*)                                                           \
+    {                                                                                              \
+        static void* slot;                                                                         \
+        return (ret(*)(void*))lookup(&slot, #name);                                                \
+    }
+OMP_LOCK_FUNCTION(void, omp_init_lock)
+OMP_LOCK_FUNCTION(void, omp_destroy_lock)
+OMP_LOCK_FUNCTION(void, omp_set_lock)
+OMP_LOCK_FUNCTION(void, omp_unset_lock)
+OMP_LOCK_FUNCTION(int, omp_test_lock)
+OMP_LOCK_FUNCTION(void, omp_init_nest_lock)
+OMP_LOCK_FUNCTION(void, omp_destroy_nest_lock)
+OMP_LOCK_FUNCTION(void, omp_set_nest_lock)
+OMP_LOCK_FUNCTION(void, omp_unset_nest_lock)
+OMP_LOCK_FUNCTION(int, omp_test_nest_lock)
 
 /* OpenMP runtime (libgomp, libomp, ...). Lock types are opaque here. */
 extern int omp_get_thread_num(void) __attribute__((weak));
@@ -15,16 +50,6 @@ extern int omp_get_max_threads(void) __attribute__((weak));
 extern int omp_get_level(void) __attribute__((weak));
 extern int omp_get_ancestor_thread_num(int) __attribute__((weak));
 extern int omp_get_team_size(int) __attribute__((weak));
-extern void omp_init_lock(void*) __attribute__((weak));
-extern void omp_destroy_lock(void*) __attribute__((weak));
-extern void omp_set_lock(void*) __attribute__((weak));
-extern void omp_unset_lock(void*) __attribute__((weak));
-extern int omp_test_lock(void*) __attribute__((weak));
-extern void omp_init_nest_lock(void*) __attribute__((weak));
-extern void omp_destroy_nest_lock(void*) __attribute__((weak));
-extern void omp_set_nest_lock(void*) __attribute__((weak));
-extern void omp_unset_nest_lock(void*) __attribute__((weak));
-extern int omp_test_nest_lock(void*) __attribute__((weak));
 
 /*
  * The Fortran entry points of the same lock API (gfortran mangling, arguments by reference). A
@@ -32,16 +57,16 @@ extern int omp_test_nest_lock(void*) __attribute__((weak));
  * holding a pointer to a separately allocated 16-byte C lock. The Fortran wrappers therefore call
  * these, with the address of the Fortran variable, never the C functions above.
  */
-extern void omp_init_lock_(void*) __attribute__((weak));
-extern void omp_destroy_lock_(void*) __attribute__((weak));
-extern void omp_set_lock_(void*) __attribute__((weak));
-extern void omp_unset_lock_(void*) __attribute__((weak));
-extern int omp_test_lock_(void*) __attribute__((weak));
-extern void omp_init_nest_lock_(void*) __attribute__((weak));
-extern void omp_destroy_nest_lock_(void*) __attribute__((weak));
-extern void omp_set_nest_lock_(void*) __attribute__((weak));
-extern void omp_unset_nest_lock_(void*) __attribute__((weak));
-extern int omp_test_nest_lock_(void*) __attribute__((weak));
+OMP_LOCK_FUNCTION(void, omp_init_lock_)
+OMP_LOCK_FUNCTION(void, omp_destroy_lock_)
+OMP_LOCK_FUNCTION(void, omp_set_lock_)
+OMP_LOCK_FUNCTION(void, omp_unset_lock_)
+OMP_LOCK_FUNCTION(int, omp_test_lock_)
+OMP_LOCK_FUNCTION(void, omp_init_nest_lock_)
+OMP_LOCK_FUNCTION(void, omp_destroy_nest_lock_)
+OMP_LOCK_FUNCTION(void, omp_set_nest_lock_)
+OMP_LOCK_FUNCTION(void, omp_unset_nest_lock_)
+OMP_LOCK_FUNCTION(int, omp_test_nest_lock_)
 
 /* Functions of the init file generated at link time (pomptrace init-regions). */
 extern void POMP2_Init_regions(void) __attribute__((weak));
@@ -64,28 +89,28 @@ int pomptrace_omp_get_team_size(int level)
 }
 
 /* Each returns 0 when the runtime lacks the function (the caller then reports it once). */
-int pomptrace_omp_init_lock(void* l) { if (!omp_init_lock) return 0; omp_init_lock(l); return 1; }
-int pomptrace_omp_destroy_lock(void* l) { if (!omp_destroy_lock) return 0; omp_destroy_lock(l); return 1; }
-int pomptrace_omp_set_lock(void* l) { if (!omp_set_lock) return 0; omp_set_lock(l); return 1; }
-int pomptrace_omp_unset_lock(void* l) { if (!omp_unset_lock) return 0; omp_unset_lock(l); return 1; }
-int pomptrace_omp_test_lock(void* l) { return omp_test_lock ? omp_test_lock(l) : 0; }
-int pomptrace_omp_init_nest_lock(void* l) { if (!omp_init_nest_lock) return 0; omp_init_nest_lock(l); return 1; }
-int pomptrace_omp_destroy_nest_lock(void* l) { if (!omp_destroy_nest_lock) return 0; omp_destroy_nest_lock(l); return 1; }
-int pomptrace_omp_set_nest_lock(void* l) { if (!omp_set_nest_lock) return 0; omp_set_nest_lock(l); return 1; }
-int pomptrace_omp_unset_nest_lock(void* l) { if (!omp_unset_nest_lock) return 0; omp_unset_nest_lock(l); return 1; }
-int pomptrace_omp_test_nest_lock(void* l) { return omp_test_nest_lock ? omp_test_nest_lock(l) : 0; }
+int pomptrace_omp_init_lock(void* l) { void (*f)(void*) = omp_init_lock_fn(); if (!f) return 0; f(l); return 1; }
+int pomptrace_omp_destroy_lock(void* l) { void (*f)(void*) = omp_destroy_lock_fn(); if (!f) return 0; f(l); return 1; }
+int pomptrace_omp_set_lock(void* l) { void (*f)(void*) = omp_set_lock_fn(); if (!f) return 0; f(l); return 1; }
+int pomptrace_omp_unset_lock(void* l) { void (*f)(void*) = omp_unset_lock_fn(); if (!f) return 0; f(l); return 1; }
+int pomptrace_omp_test_lock(void* l) { int (*f)(void*) = omp_test_lock_fn(); return f ? f(l) : 0; }
+int pomptrace_omp_init_nest_lock(void* l) { void (*f)(void*) = omp_init_nest_lock_fn(); if (!f) return 0; f(l); return 1; }
+int pomptrace_omp_destroy_nest_lock(void* l) { void (*f)(void*) = omp_destroy_nest_lock_fn(); if (!f) return 0; f(l); return 1; }
+int pomptrace_omp_set_nest_lock(void* l) { void (*f)(void*) = omp_set_nest_lock_fn(); if (!f) return 0; f(l); return 1; }
+int pomptrace_omp_unset_nest_lock(void* l) { void (*f)(void*) = omp_unset_nest_lock_fn(); if (!f) return 0; f(l); return 1; }
+int pomptrace_omp_test_nest_lock(void* l) { int (*f)(void*) = omp_test_nest_lock_fn(); return f ? f(l) : 0; }
 
 /* Fortran entries: the same contract as the C ones above. */
-int pomptrace_omp_f_init_lock(void* l) { if (!omp_init_lock_) return 0; omp_init_lock_(l); return 1; }
-int pomptrace_omp_f_destroy_lock(void* l) { if (!omp_destroy_lock_) return 0; omp_destroy_lock_(l); return 1; }
-int pomptrace_omp_f_set_lock(void* l) { if (!omp_set_lock_) return 0; omp_set_lock_(l); return 1; }
-int pomptrace_omp_f_unset_lock(void* l) { if (!omp_unset_lock_) return 0; omp_unset_lock_(l); return 1; }
-int pomptrace_omp_f_test_lock(void* l) { return omp_test_lock_ ? omp_test_lock_(l) : 0; }
-int pomptrace_omp_f_init_nest_lock(void* l) { if (!omp_init_nest_lock_) return 0; omp_init_nest_lock_(l); return 1; }
-int pomptrace_omp_f_destroy_nest_lock(void* l) { if (!omp_destroy_nest_lock_) return 0; omp_destroy_nest_lock_(l); return 1; }
-int pomptrace_omp_f_set_nest_lock(void* l) { if (!omp_set_nest_lock_) return 0; omp_set_nest_lock_(l); return 1; }
-int pomptrace_omp_f_unset_nest_lock(void* l) { if (!omp_unset_nest_lock_) return 0; omp_unset_nest_lock_(l); return 1; }
-int pomptrace_omp_f_test_nest_lock(void* l) { return omp_test_nest_lock_ ? omp_test_nest_lock_(l) : 0; }
+int pomptrace_omp_f_init_lock(void* l) { void (*f)(void*) = omp_init_lock__fn(); if (!f) return 0; f(l); return 1; }
+int pomptrace_omp_f_destroy_lock(void* l) { void (*f)(void*) = omp_destroy_lock__fn(); if (!f) return 0; f(l); return 1; }
+int pomptrace_omp_f_set_lock(void* l) { void (*f)(void*) = omp_set_lock__fn(); if (!f) return 0; f(l); return 1; }
+int pomptrace_omp_f_unset_lock(void* l) { void (*f)(void*) = omp_unset_lock__fn(); if (!f) return 0; f(l); return 1; }
+int pomptrace_omp_f_test_lock(void* l) { int (*f)(void*) = omp_test_lock__fn(); return f ? f(l) : 0; }
+int pomptrace_omp_f_init_nest_lock(void* l) { void (*f)(void*) = omp_init_nest_lock__fn(); if (!f) return 0; f(l); return 1; }
+int pomptrace_omp_f_destroy_nest_lock(void* l) { void (*f)(void*) = omp_destroy_nest_lock__fn(); if (!f) return 0; f(l); return 1; }
+int pomptrace_omp_f_set_nest_lock(void* l) { void (*f)(void*) = omp_set_nest_lock__fn(); if (!f) return 0; f(l); return 1; }
+int pomptrace_omp_f_unset_nest_lock(void* l) { void (*f)(void*) = omp_unset_nest_lock__fn(); if (!f) return 0; f(l); return 1; }
+int pomptrace_omp_f_test_nest_lock(void* l) { int (*f)(void*) = omp_test_nest_lock__fn(); return f ? f(l) : 0; }
 
 void pomptrace_call_init_regions(void)
 {

@@ -1045,10 +1045,6 @@ fn lock_api_records_acquisitions_in_order_and_failed_tests_without_acquire() {
 }
 
 #[test]
-#[ignore = "the nest-lock wrappers reach libgomp's OMP_1.0 (OpenMP 2.5) omp_*_nest_lock, \
-            whose owner is the thread, not the task: a test by the master inside a parallel \
-            region succeeds on a nest lock held by the initial task (src/openmp_shim.c binds \
-            unversioned weak references)"]
 fn nest_lock_ownership_belongs_to_the_task_not_the_thread() {
     let p = Program::build("fam_locks.c");
     for n in THREAD_COUNTS {
