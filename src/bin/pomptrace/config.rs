@@ -30,7 +30,30 @@ fn has_headers(include_dir: &Path) -> bool {
 }
 
 fn has_library(lib_dir: &Path) -> bool {
+    // (installed layouts; the build tree is looked at by `build_tree_library`)
     lib_dir.join("libpomptrace.so").is_file() || lib_dir.join("libpomptrace.a").is_file()
+}
+
+/// In cargo's `target/<profile>`, the library: `cargo build` puts it there, but `cargo test` and
+/// `cargo run` only refresh the copy in `deps/`; the newer of the two is the current one.
+fn build_tree_library(profile_dir: &Path) -> Option<PathBuf> {
+    let deps = profile_dir.join("deps");
+    let modified = |dir: &Path| {
+        ["libpomptrace.so", "libpomptrace.a"]
+            .iter()
+            .filter_map(|f| {
+                std::fs::metadata(dir.join(f))
+                    .and_then(|m| m.modified())
+                    .ok()
+            })
+            .max()
+    };
+    match (modified(profile_dir), modified(&deps)) {
+        (Some(top), Some(d)) if top >= d => Some(profile_dir.to_path_buf()),
+        (_, Some(_)) => Some(deps),
+        (Some(_), None) => Some(profile_dir.to_path_buf()),
+        (None, None) => None,
+    }
 }
 
 /// The layout around an executable at `exe` (already canonical).
@@ -45,7 +68,7 @@ pub fn layout_for(exe: &Path) -> Result<Layout, String> {
         });
     }
     // Cargo's build tree: target/<profile>/pomptrace, sources next to target/.
-    if has_library(bin_dir) {
+    if let Some(lib_dir) = build_tree_library(bin_dir) {
         let candidates = [
             parent.parent().map(|root| root.join("include")),
             Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("include")),
@@ -53,7 +76,7 @@ pub fn layout_for(exe: &Path) -> Result<Layout, String> {
         if let Some(include_dir) = candidates.into_iter().flatten().find(|d| has_headers(d)) {
             return Ok(Layout {
                 include_dir,
-                lib_dir: bin_dir.to_path_buf(),
+                lib_dir,
             });
         }
     }
@@ -166,6 +189,15 @@ mod tests {
             format!("-L{0} -Wl,-rpath,{0} -lpomptrace", lib.display())
         );
         assert!(libs(&l, true).starts_with(&format!("{}/libpomptrace.a -l", lib.display())));
+
+        // A build tree where only `cargo test` ran: the library is only in target/debug/deps.
+        let fresh = root.join("fresh");
+        std::fs::create_dir_all(fresh.join("target/debug/deps")).unwrap();
+        std::fs::create_dir_all(fresh.join("include/opari2")).unwrap();
+        std::fs::write(fresh.join("include/opari2/pomp2_lib.h"), "").unwrap();
+        std::fs::write(fresh.join("target/debug/deps/libpomptrace.so"), "").unwrap();
+        let l = layout_for(&fresh.join("target/debug/pomptrace")).unwrap();
+        assert_eq!(l.lib_dir, fresh.join("target/debug/deps"));
 
         // A build tree: target/debug/pomptrace with the headers in the source tree.
         let tree = root.join("src");
