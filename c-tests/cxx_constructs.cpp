@@ -22,7 +22,7 @@ T scaled_sum(const std::vector<T>& v, T factor)
 
 class Counter {
 public:
-    Counter() : sections_(0), once_(0), masters_(0), crit_(0), named_(0), atomic_(0), ordered_(0) {}
+    Counter() : section_a_(0), section_b_(0), once_(0), masters_(0), crit_(0), named_(0), atomic_(0), ordered_(0) {}
 
     void run(std::vector<int>& data)
     {
@@ -39,9 +39,9 @@ public:
 #pragma omp sections
             {
 #pragma omp section
-                sections_ += 1;
+                section_a_ = 1;
 #pragma omp section
-                sections_ += 2;
+                section_b_ = 2;
             }
 #pragma omp single
             {
@@ -70,7 +70,7 @@ public:
         }
     }
 
-    int sections_, once_, masters_, crit_, named_, atomic_, ordered_;
+    int section_a_, section_b_, once_, masters_, crit_, named_, atomic_, ordered_;
 };
 
 struct Tasks {
@@ -153,7 +153,7 @@ int main()
     const int e = demo::early(1) + demo::early(3);
     std::printf("sum=%ld scaled=%g tasks=%ld k=%d crit=%d e=%d\n", sum, scaled, t.total, k,
                 c.crit_, e);
-    const bool ok = sum == 64 * 65 / 2 && scaled == 30.0 && t.total == 15 && c.sections_ == 3
+    const bool ok = sum == 64 * 65 / 2 && scaled == 30.0 && t.total == 15 && c.section_a_ + c.section_b_ == 3
                     && c.once_ == 1 && c.masters_ == 1 && c.crit_ == c.named_ && c.crit_ == c.atomic_
                     && c.ordered_ == 170 && e == 1;
     return ok ? 0 : 1;

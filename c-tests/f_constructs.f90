@@ -7,9 +7,9 @@ subroutine f_constructs(total)
   implicit none
   integer, intent(out) :: total
   integer, parameter :: n = 64
-  integer :: i, s, c1, c2, at, once, ord, masters
+  integer :: i, s, s2, c1, c2, at, once, ord, masters
   integer :: a(n), b(n)
-  s = 0
+  s = 0; s2 = 0
   c1 = 0
   c2 = 0
   at = 0
@@ -18,7 +18,7 @@ subroutine f_constructs(total)
   masters = 0
 !$pomp inst init
 !$pomp inst begin(fwork)
-!$omp parallel private(i) shared(a, b, s, c1, c2, at, once, masters)
+!$omp parallel private(i) shared(a, b, s, s2, c1, c2, at, once, masters)
 !$omp do schedule(static)
   do i = 1, n
     a(i) = i
@@ -31,9 +31,9 @@ subroutine f_constructs(total)
 !$omp end do nowait
 !$omp sections
 !$omp section
-  s = s + 1
+  s = 1
 !$omp section
-  s = s + 2
+  s2 = 2
 !$omp end sections
 !$omp single
   once = once + 1
@@ -63,8 +63,8 @@ subroutine f_constructs(total)
   end do
 !$omp end parallel do
 !$pomp inst end(fwork)
-  total = sum(a) + s + once + masters + ord + c1 + c2 + at
-  if (s /= 3 .or. once /= 1 .or. masters /= 1 .or. ord /= 170) total = -1
+  total = sum(a) + s + s2 + once + masters + ord + c1 + c2 + at
+  if (s + s2 /= 3 .or. once /= 1 .or. masters /= 1 .or. ord /= 170) total = -1
   if (c1 /= c2 .or. c1 /= at) total = -2
 end subroutine f_constructs
 

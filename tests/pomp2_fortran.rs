@@ -90,7 +90,7 @@ impl Constructs {
     fn new() -> Self {
         let s = Source::new("f_constructs.f90");
         let par_line =
-            s.line("!$omp parallel private(i) shared(a, b, s, c1, c2, at, once, masters)");
+            s.line("!$omp parallel private(i) shared(a, b, s, s2, c1, c2, at, once, masters)");
         let pdo = s.line("!$omp parallel do ordered schedule(static, 1) shared(ord)");
         let sections = s.line("!$omp sections");
         let critical = s.line("!$omp critical");
@@ -311,7 +311,7 @@ impl Constructs {
         assert_region(view, &self.sections, "SECTIONS", f, (secs, secs_end));
         assert_region(view, &self.section, "SECTION", f, (secs, secs_end));
         let (par, par_end) = (
-            line("!$omp parallel private(i) shared(a, b, s, c1, c2, at, once, masters)"),
+            line("!$omp parallel private(i) shared(a, b, s, s2, c1, c2, at, once, masters)"),
             line("!$omp end parallel"),
         );
         assert_region(view, &self.par, "PARALLEL", f, (par, par_end));
