@@ -49,7 +49,7 @@ fn build_tree_library(profile_dir: &Path) -> Option<PathBuf> {
             .max()
     };
     match (modified(profile_dir), modified(&deps)) {
-        (Some(top), Some(d)) if top >= d => Some(profile_dir.to_path_buf()),
+        (Some(top), Some(d)) if top > d => Some(profile_dir.to_path_buf()),
         (_, Some(_)) => Some(deps),
         (Some(_), None) => Some(profile_dir.to_path_buf()),
         (None, None) => None,
