@@ -7,35 +7,12 @@
 //!
 //! Run: `cargo run --release --example hotpath_bench [PAIRS]`
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+#[path = "common/library_dir.rs"]
+mod library_dir;
+use library_dir::library_dir;
 
-/// The library of this build: `target/<profile>/deps/` holds the freshly built one (the copy
-/// one level up is only refreshed by `cargo build`), so take the newer of the two.
-fn library_dir() -> PathBuf {
-    // target/<profile>/examples/hotpath_bench → target/<profile>
-    let exe = std::env::current_exe().expect("current_exe");
-    let top = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target dir")
-        .to_path_buf();
-    let deps = top.join("deps");
-    let modified = |dir: &Path| {
-        std::fs::metadata(dir.join("libpomptrace.so"))
-            .and_then(|m| m.modified())
-            .ok()
-    };
-    match (modified(&deps), modified(&top)) {
-        (Some(d), Some(t)) if t > d => top,
-        (Some(_), _) => deps,
-        (None, Some(_)) => top,
-        (None, None) => panic!(
-            "no libpomptrace.so in {}: build the library first",
-            top.display()
-        ),
-    }
-}
+use std::path::Path;
+use std::process::Command;
 
 fn main() {
     let pairs: u64 = std::env::args()

@@ -1,0 +1,434 @@
+/*
+ * syncbench.c -- time per OpenMP synchronisation construct, in the spirit of the EPCC
+ * syncbench (our own code, written for pomptrace). examples/syncbench.rs builds it twice, plain
+ * and instrumented with opari2 + pomptrace, and prints the overhead pomptrace adds per construct
+ * and per POMP2 event.
+ *
+ * Method (EPCC's): each construct runs in an inner loop of `inner` repetitions, each doing a
+ * fixed busy delay (about 0.1 us, calibrated at start) inside or next to the construct. A
+ * reference loop does the same delays without the construct. The inner count is doubled until
+ * a test takes at least the target time (the shorter of two runs); then `outer` repetitions of
+ * test and reference are timed, interleaved. The time per construct of one repetition is
+ *     (test time - mean reference time) / inner,
+ * and the program reports its mean (us=), standard deviation (sd_us=) and minimum (min_us=) over
+ * the outer repetitions. Loops that share `inner` constructs among the team (critical, lock,
+ * atomic) give each thread inner / threads of them; `inner` is always a multiple of the team
+ * size.
+ *
+ * Usage: syncbench [--quick] [--only NAME[,NAME...]] [--inner N] [--outer N]
+ *   --quick   10 timed repetitions instead of 40 (each test takes at least 5 ms)
+ *   --only    run only the named constructs
+ *   --inner   fix the inner count (rounded up to a multiple of the team size; no doubling)
+ *   --outer   number of timed repetitions
+ * Output, one line per construct:
+ *   construct=NAME threads=N us=X events=E sd_us=S min_us=M inner=I outer=O
+ * events= is the constant table below: POMP2 events per construct that pomptrace records on
+ * the encountering / critical-path thread. The plain build prints the same number.
+ *
+ * ---- Events per construct (src/measure/constructs.rs, pomp2-semantics.md 4.2/4.3) -----------
+ *
+ *   parallel  8  master: ThreadFork, ThreadTeamBegin, Enter(parallel), Enter(implicit barrier),
+ *                Leave(implicit barrier), Leave(parallel), ThreadTeamEnd, ThreadJoin
+ *                (each other team member: the 6 in the middle). The implicit-barrier pair
+ *                wraps an explicit `omp barrier` that OPARI2 inserts before the region's end,
+ *                so an instrumented region synchronises twice (also for reduction).
+ *   for       4  each thread: Enter(for), Enter(implicit barrier), Leave(implicit barrier),
+ *                Leave(for)
+ *   barrier   2  each thread: Enter(barrier), Leave(barrier)
+ *   single    6  executor: Enter(single), Enter(single sblock), Leave(single sblock),
+ *                Enter(implicit barrier), Leave(implicit barrier), Leave(single)
+ *                (the other threads: 4, no sblock)
+ *   critical  6  Enter(critical), ThreadAcquireLock, Enter(critical sblock),
+ *                Leave(critical sblock), ThreadReleaseLock, Leave(critical)
+ *   lock      6  Enter(omp_set_lock), ThreadAcquireLock, Leave(omp_set_lock),
+ *                Enter(omp_unset_lock), ThreadReleaseLock, Leave(omp_unset_lock)
+ *   ordered   4  Enter(ordered), Enter(ordered sblock), Leave(ordered sblock), Leave(ordered)
+ *                (one per loop iteration; the enclosing `for` is entered once per test)
+ *   atomic    2  Enter(atomic), Leave(atomic)
+ *   reduction 8  as parallel (OPARI2 leaves the reduction clause to the compiler)
+ *   task      7  creator: Enter(create task), ThreadTaskCreate, Leave(create task);
+ *                executor: ThreadTaskSwitch, Enter(task), Leave(task), ThreadTaskComplete.
+ *                The creator waits (taskwait) after every 32 x threads tasks, which keeps
+ *                libgomp from running tasks at creation (it does so beyond 64 x threads queued
+ *                tasks; such a task costs 8 events, all on the creator). The taskwait itself,
+ *                Enter(taskwait) [ThreadTaskSwitch] Leave(taskwait), adds at most 3 events per
+ *                batch, i.e. <= 0.1 per task, which the table leaves out.
+ *
+ * How the table was verified (gcc 12.2 / libgomp, opari2 2.0.7, pomptrace as of this file):
+ * the instrumented build (built as examples/syncbench.rs does) was run for each construct with
+ *     OMP_NUM_THREADS=T syncbench --only NAME --outer 1 --inner A     and with --inner 2A
+ * (T = 1 and 4, A = 4096; A = 1000 for parallel and reduction), and `otf2-print` of each trace
+ * was counted per location, record type and region name (PROGRAM_BEGIN/END left out). The
+ * difference between the two runs divided by A is the count per construct, free of the warm-up,
+ * the references and the enclosing parallel region. Results:
+ *   T=1: exactly the table, record by record, on the one location (task: 7.094 = 7 + 3/32, the
+ *        taskwait of each batch of 32 tasks with its ThreadTaskSwitch; no task ran undeferred).
+ *   T=4: parallel and reduction 8 on the master and 6 on each worker; for 4 and barrier 2 on
+ *        every location; single 18 in all = 6 (executor) + 3 x 4, the executor changing from
+ *        construct to construct; critical and lock 6/4 = 1.5, ordered 4/4 = 1, atomic 2/4 = 0.5
+ *        per location (each thread runs a quarter of the constructs); task 7.015 in all (3 per
+ *        task on the creator, 4 per task on whichever thread ran it, taskwait per 128 tasks).
+ * --------------------------------------------------------------------------------------------
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <omp.h>
+
+/* ---- the delay ------------------------------------------------------------------------------ */
+
+static int delay_length = 100;       /* iterations of the delay loop, about 0.1 us */
+static volatile double delay_guard = -1.0; /* never reached: keeps the loop from being removed */
+static volatile double sink;
+
+static void delay(int n)
+{
+    double a = 0.0;
+    for (int i = 0; i < n; i++) {
+        a += i;
+    }
+    if (a == delay_guard) {
+        sink = a;
+    }
+}
+
+/* Sets delay_length so that delay() takes about `us` microseconds (best of 5 timings). */
+static void calibrate_delay(double us)
+{
+    const int n = 10000, reps = 200;
+    double best = 1e30;
+    for (int round = 0; round < 5; round++) {
+        double t0 = omp_get_wtime();
+        for (int r = 0; r < reps; r++) {
+            delay(n);
+        }
+        double t = (omp_get_wtime() - t0) / ((double)n * reps);
+        if (t < best) {
+            best = t;
+        }
+    }
+    delay_length = (int)(us * 1e-6 / best + 0.5);
+    if (delay_length < 1) {
+        delay_length = 1;
+    }
+}
+
+/* ---- the tests: `inner` constructs each -------------------------------------------------------- */
+
+static omp_lock_t lock;
+static long atomic_count;
+static volatile double reduction_sink;
+
+static void test_parallel(int inner)
+{
+    for (int j = 0; j < inner; j++) {
+#pragma omp parallel
+        {
+            delay(delay_length);
+        }
+    }
+}
+
+static void test_for(int inner)
+{
+#pragma omp parallel
+    {
+        int n = omp_get_num_threads();
+        for (int j = 0; j < inner; j++) {
+#pragma omp for
+            for (int i = 0; i < n; i++) {
+                delay(delay_length);
+            }
+        }
+    }
+}
+
+static void test_barrier(int inner)
+{
+#pragma omp parallel
+    {
+        for (int j = 0; j < inner; j++) {
+            delay(delay_length);
+#pragma omp barrier
+        }
+    }
+}
+
+static void test_single(int inner)
+{
+#pragma omp parallel
+    {
+        for (int j = 0; j < inner; j++) {
+#pragma omp single
+            {
+                delay(delay_length);
+            }
+        }
+    }
+}
+
+static void test_critical(int inner)
+{
+#pragma omp parallel
+    {
+        int count = inner / omp_get_num_threads();
+        for (int j = 0; j < count; j++) {
+#pragma omp critical
+            {
+                delay(delay_length);
+            }
+        }
+    }
+}
+
+static void test_lock(int inner)
+{
+#pragma omp parallel
+    {
+        int count = inner / omp_get_num_threads();
+        for (int j = 0; j < count; j++) {
+            omp_set_lock(&lock);
+            delay(delay_length);
+            omp_unset_lock(&lock);
+        }
+    }
+}
+
+static void test_ordered(int inner)
+{
+#pragma omp parallel
+    {
+#pragma omp for ordered schedule(static, 1)
+        for (int j = 0; j < inner; j++) {
+#pragma omp ordered
+            {
+                delay(delay_length);
+            }
+        }
+    }
+}
+
+static void test_atomic(int inner)
+{
+#pragma omp parallel
+    {
+        int count = inner / omp_get_num_threads();
+        for (int j = 0; j < count; j++) {
+            delay(delay_length);
+#pragma omp atomic
+            atomic_count += 1;
+        }
+    }
+}
+
+static void test_reduction(int inner)
+{
+    double x = 0.0;
+    for (int j = 0; j < inner; j++) {
+#pragma omp parallel reduction(+ : x)
+        {
+            delay(delay_length);
+            x += 1.0;
+        }
+    }
+    reduction_sink = x;
+}
+
+static void test_task(int inner)
+{
+#pragma omp parallel
+    {
+#pragma omp single
+        {
+            int batch = 32 * omp_get_num_threads();
+            for (int j = 0; j < inner; j++) {
+#pragma omp task
+                {
+                    delay(delay_length);
+                }
+                if ((j + 1) % batch == 0) {
+#pragma omp taskwait
+                }
+            }
+#pragma omp taskwait
+        }
+    }
+}
+
+/* ---- the references: the same delays without the construct ------------------------------------ */
+
+/* `inner` delays one after the other: for constructs whose delays are on the critical path
+ * (parallel, for, barrier, single, reduction) or serialised (critical, lock, ordered). */
+static void reference_serial(int inner)
+{
+    for (int j = 0; j < inner; j++) {
+        delay(delay_length);
+    }
+}
+
+/* `inner` delays shared by the team, inner / threads each: for constructs whose delays run
+ * concurrently (atomic, task). One parallel region per test, as in the tests. */
+static void reference_shared(int inner)
+{
+#pragma omp parallel
+    {
+        int count = inner / omp_get_num_threads();
+        for (int j = 0; j < count; j++) {
+            delay(delay_length);
+        }
+    }
+}
+
+/* ---- driver ------------------------------------------------------------------------------------ */
+
+typedef void (*bench_fn)(int inner);
+
+struct construct {
+    const char *name;
+    bench_fn test;
+    bench_fn reference;
+    int events; /* see the table at the top */
+};
+
+static const struct construct constructs[] = {
+    {"parallel", test_parallel, reference_serial, 8},
+    {"for", test_for, reference_serial, 4},
+    {"barrier", test_barrier, reference_serial, 2},
+    {"single", test_single, reference_serial, 6},
+    {"critical", test_critical, reference_serial, 6},
+    {"lock", test_lock, reference_serial, 6},
+    {"ordered", test_ordered, reference_serial, 4},
+    {"atomic", test_atomic, reference_shared, 2},
+    {"reduction", test_reduction, reference_serial, 8},
+    {"task", test_task, reference_shared, 7},
+};
+
+static double time_once(bench_fn f, int inner)
+{
+    double t0 = omp_get_wtime();
+    f(inner);
+    return omp_get_wtime() - t0;
+}
+
+static int selected(const char *only, const char *name)
+{
+    if (only == NULL) {
+        return 1;
+    }
+    size_t len = strlen(name);
+    for (const char *p = only; *p != '\0';) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && strncmp(p, name, len) == 0) {
+            return 1;
+        }
+        p += n + (end != NULL);
+    }
+    return 0;
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: syncbench [--quick] [--only NAME[,NAME...]] [--inner N] [--outer N]\n");
+    exit(2);
+}
+
+int main(int argc, char **argv)
+{
+    const double target = 0.005; /* seconds per test, at least */
+    int outer = 40, fixed_inner = 0;
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0) {
+            outer = 10;
+        } else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
+            only = argv[++i];
+        } else if (strcmp(argv[i], "--inner") == 0 && i + 1 < argc) {
+            fixed_inner = atoi(argv[++i]);
+            if (fixed_inner < 1) {
+                usage();
+            }
+        } else if (strcmp(argv[i], "--outer") == 0 && i + 1 < argc) {
+            outer = atoi(argv[++i]);
+            if (outer < 1) {
+                usage();
+            }
+        } else {
+            usage();
+        }
+    }
+    int any = 0;
+    for (size_t c = 0; c < sizeof constructs / sizeof constructs[0]; c++) {
+        any |= selected(only, constructs[c].name);
+    }
+    if (!any) {
+        usage();
+    }
+
+    calibrate_delay(0.1);
+    int threads = omp_get_max_threads();
+    printf("# syncbench: %d threads, delay %d iterations (about 0.1 us), outer %d\n", threads,
+           delay_length, outer);
+    fflush(stdout);
+    omp_init_lock(&lock);
+
+    double *test_times = malloc(sizeof(double) * (size_t)outer);
+    double *ref_times = malloc(sizeof(double) * (size_t)outer);
+    if (test_times == NULL || ref_times == NULL) {
+        fprintf(stderr, "syncbench: out of memory\n");
+        return 1;
+    }
+    for (size_t c = 0; c < sizeof constructs / sizeof constructs[0]; c++) {
+        const struct construct *k = &constructs[c];
+        if (!selected(only, k->name)) {
+            continue;
+        }
+        /* Warm up (thread pool, first-time registration), then fix the inner count. */
+        k->test(threads);
+        k->reference(threads);
+        int inner;
+        if (fixed_inner > 0) {
+            inner = (fixed_inner + threads - 1) / threads * threads;
+        } else {
+            /* The shorter of two runs, so that one preempted run does not stop the doubling
+             * early (on an oversubscribed machine that left a handful of constructs to time). */
+            inner = threads;
+            while (inner < (1 << 28)) {
+                double t = time_once(k->test, inner), again = time_once(k->test, inner);
+                if ((t < again ? t : again) >= target) {
+                    break;
+                }
+                inner *= 2;
+            }
+        }
+        for (int r = 0; r < outer; r++) {
+            ref_times[r] = time_once(k->reference, inner);
+            test_times[r] = time_once(k->test, inner);
+        }
+        double ref = 0.0;
+        for (int r = 0; r < outer; r++) {
+            ref += ref_times[r];
+        }
+        ref /= outer;
+        double sum = 0.0, sum2 = 0.0, min = 1e30;
+        for (int r = 0; r < outer; r++) {
+            double us = (test_times[r] - ref) / inner * 1e6;
+            sum += us;
+            sum2 += us * us;
+            if (us < min) {
+                min = us;
+            }
+        }
+        double mean = sum / outer;
+        double var = outer > 1 ? (sum2 - outer * mean * mean) / (outer - 1) : 0.0;
+        printf("construct=%s threads=%d us=%.4f events=%d sd_us=%.4f min_us=%.4f inner=%d outer=%d\n",
+               k->name, threads, mean, k->events, sqrt(var > 0.0 ? var : 0.0), min, inner, outer);
+        fflush(stdout);
+    }
+    omp_destroy_lock(&lock);
+    free(test_times);
+    free(ref_times);
+    return 0;
+}
