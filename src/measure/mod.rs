@@ -258,13 +258,21 @@ fn start_slow() -> Option<&'static Measurement> {
     Some(m)
 }
 
+extern "C" {
+    /// glibc's exit handler registration that passes the exit status (not in the libc crate).
+    fn on_exit(
+        handler: extern "C" fn(libc::c_int, *mut libc::c_void),
+        arg: *mut libc::c_void,
+    ) -> libc::c_int;
+}
+
 fn register_exit_handler() {
-    extern "C" fn at_exit() {
+    extern "C" fn at_exit(status: libc::c_int, _: *mut libc::c_void) {
         // Never unwind into the C runtime.
-        let _ = std::panic::catch_unwind(finalize);
+        let _ = std::panic::catch_unwind(|| finalize_with_status(status as i64));
     }
-    // SAFETY: registers a function with C linkage that takes no arguments and never unwinds.
-    if unsafe { libc::atexit(at_exit) } != 0 {
+    // SAFETY: registers a function with C linkage that never unwinds; the argument is unused.
+    if unsafe { on_exit(at_exit, std::ptr::null_mut()) } != 0 {
         warn("cannot register the exit handler; call POMP2_Finalize before exiting");
     }
 }
@@ -313,7 +321,8 @@ fn register_signal_handlers() {
             let spawned = std::thread::Builder::new()
                 .name("pomptrace-signal".into())
                 .spawn(move || {
-                    let _ = std::panic::catch_unwind(finalize);
+                    let _ =
+                        std::panic::catch_unwind(move || finalize_with_status(128 + signal as i64));
                     let _ = done.send(());
                 });
             if spawned.is_ok() {
@@ -608,8 +617,15 @@ fn open_archive(
 }
 
 /// Ends the measurement once: closes open regions, drains every location's events, writes
-/// definitions and the anchor file, and prints one line saying where the trace is.
+/// definitions and the anchor file, and prints one line saying where the trace is. The exit
+/// status is not known here (POMP2_Finalize); ProgramEnd records it as undefined.
 pub fn finalize() {
+    finalize_with_status(crate::otf2::UNDEFINED_I64)
+}
+
+/// `finalize` at the end of the process: `exit_status` is what exit() was given (or 128 +
+/// the signal number for a fatal signal, as shells report it).
+fn finalize_with_status(exit_status: i64) {
     if STATE.load(Ordering::Acquire) == DISABLED {
         // Also a forked child, where another thread of the parent may have held the lock.
         return;
@@ -627,7 +643,7 @@ pub fn finalize() {
     }
     wait_for_recorders();
     if let Some(m) = MEASUREMENT.get() {
-        match output::write_trace(m) {
+        match output::write_trace(m, exit_status) {
             Ok(summary) => {
                 if m.config.verbose > 0 {
                     warn(&summary);

@@ -10,7 +10,7 @@ use crate::otf2::*;
 const MIN_CALIBRATION: Duration = Duration::from_millis(20);
 
 /// Writes the trace; returns the one-line summary (or what went wrong).
-pub fn write_trace(m: &Measurement) -> Result<String, String> {
+pub fn write_trace(m: &Measurement, exit_status: i64) -> Result<String, String> {
     let end_time = clock::now();
     let elapsed = Duration::from_nanos(clock::monotonic_ns().saturating_sub(m.start.ns));
     if elapsed < MIN_CALIBRATION {
@@ -28,7 +28,7 @@ pub fn write_trace(m: &Measurement) -> Result<String, String> {
         let loc = unsafe { cell.get() };
         loc.close_open_regions(end_time);
         if loc.number == 0 {
-            loc.write(end_time, &Event::ProgramEnd { exit_status: 0 });
+            loc.write(end_time, &Event::ProgramEnd { exit_status });
         }
         if let Some(writer) = loc.take_writer() {
             if writer.clamped_timestamps() > 0 {

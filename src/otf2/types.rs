@@ -9,6 +9,8 @@ use std::fmt;
 pub const UNDEFINED_U32: u32 = u32::MAX;
 /// Undefined 64-bit reference or timestamp.
 pub const UNDEFINED_U64: u64 = u64::MAX;
+/// Undefined signed 64-bit value (e.g. a ProgramEnd exit status that is not known).
+pub const UNDEFINED_I64: i64 = i64::MIN;
 
 macro_rules! otf2_enum {
     ($(#[$meta:meta])* $name:ident : $repr:ty { $($variant:ident = $value:literal),* $(,)? }) => {
