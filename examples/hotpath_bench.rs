@@ -2,8 +2,11 @@
 //!
 //! Builds `c-tests/hotpath_driver.c` against this build's `libpomptrace.so`, which times
 //! POMP2 enter+exit pairs (one Enter and one Leave event each) and bare `rdtsc` reads in the
-//! same process, best of 5 rounds. The last line is
-//! `hotpath: event X ns, tsc Y ns, ratio X/Y = R` with X the cost per event (half a pair).
+//! same process, best of 5 rounds; then the same loop on 1, 2, ... nproc threads at once, to
+//! show how the cost per event scales (each thread records into its own location; above the
+//! number of cores threads share them). The last line is
+//! `hotpath: event X ns, tsc Y ns, ratio X/Y = R` with X the cost per event (half a pair) on
+//! one thread.
 //!
 //! Run: `cargo run --release --example hotpath_bench [PAIRS]`
 
@@ -24,7 +27,7 @@ fn main() {
     std::fs::create_dir_all(&work).expect("work dir");
     let exe = work.join("hotpath_driver");
     let status = Command::new("cc")
-        .args(["-O2", "-I"])
+        .args(["-O2", "-fopenmp", "-I"])
         .arg(root.join("include"))
         .arg(root.join("c-tests/hotpath_driver.c"))
         .arg("-o")
@@ -36,12 +39,28 @@ fn main() {
         .status()
         .expect("run cc");
     assert!(status.success(), "building the driver failed");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let thread_counts: Vec<String> = [1, 2, 4, 8, 16]
+        .into_iter()
+        .filter(|&t| t == 1 || t <= cores)
+        .map(|t: usize| t.to_string())
+        .collect();
+    // The trace goes to memory where possible: at tens of millions of events per second the
+    // disk, not the recording path, would set the pace (the waits show as BufferFlush events).
+    let shm = std::path::Path::new("/dev/shm");
+    let trace = if shm.is_dir() {
+        shm.join(format!("pomptrace-hotpath-{}", std::process::id()))
+    } else {
+        work.join("trace")
+    };
     let out = Command::new(&exe)
         .arg(pairs.to_string())
-        .env("POMPTRACE_EXPERIMENT_DIRECTORY", work.join("trace"))
+        .args(&thread_counts)
+        .env("POMPTRACE_EXPERIMENT_DIRECTORY", &trace)
         .output()
         .expect("run driver");
     let _ = std::fs::remove_dir_all(&work);
+    let _ = std::fs::remove_dir_all(&trace);
     assert!(
         out.status.success(),
         "driver failed: {}",
@@ -58,6 +77,31 @@ fn main() {
     let event = pair / 2.0;
     eprint!("{}", String::from_utf8_lossy(&out.stderr));
     println!("enter+exit pair {pair:.2} ns ({pairs} pairs, best of 5 rounds)");
+    let per_thread: Vec<(u32, f64)> = text
+        .lines()
+        .filter_map(|l| {
+            let t = l
+                .strip_prefix("threads=")?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()?;
+            let p: f64 = l
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("pair_ns="))?
+                .parse()
+                .ok()?;
+            Some((t, p / 2.0))
+        })
+        .collect();
+    if let Some(&(_, one)) = per_thread.first() {
+        for (threads, event) in &per_thread {
+            println!(
+                "threads {threads:2} at once: event {event:.2} ns ({:.2} x one thread; {cores} cores)",
+                event / one
+            );
+        }
+    }
     println!(
         "hotpath: event {event:.2} ns, tsc {tsc:.2} ns, ratio X/Y = {:.2}",
         event / tsc

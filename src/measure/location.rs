@@ -21,6 +21,9 @@ pub struct Location {
 /// Shared ownership of a location across the OS threads that act as its logical thread over
 /// time. OpenMP guarantees one thread at a time per position in the thread tree, which is how
 /// locations are handed out (see `team.rs`), so accesses never overlap.
+///
+/// Aligned to its own cache lines: locations of different threads are written on every event.
+#[repr(align(128))]
 pub struct LocationCell(UnsafeCell<Location>);
 
 // SAFETY: a location is used by one thread at a time (one position in the OpenMP thread tree is

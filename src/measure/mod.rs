@@ -108,6 +108,11 @@ pub struct Active {
     flag: &'static AtomicBool,
 }
 
+/// A thread's busy flag on a cache line of its own: it is written twice per event, and flags
+/// of different threads sharing a line would make every event a cache-line transfer.
+#[repr(align(128))]
+struct BusyFlag(AtomicBool);
+
 impl Active {
     #[inline(always)]
     pub fn get(&self) -> &'static Measurement {
@@ -146,7 +151,7 @@ fn busy_flag() -> &'static AtomicBool {
 
 #[cold]
 fn register_busy_flag() -> &'static AtomicBool {
-    let flag: &'static AtomicBool = Box::leak(Box::new(AtomicBool::new(false)));
+    let flag: &'static AtomicBool = &Box::leak(Box::new(BusyFlag(AtomicBool::new(false)))).0;
     BUSY_FLAGS.lock().push(flag);
     BUSY.with(|b| b.set(flag));
     flag
