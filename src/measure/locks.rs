@@ -1,7 +1,15 @@
 //! OpenMP locks: a stable id per lock object, acquisition order per lock, nesting depth for
 //! nest locks. Ids are shared with critical sections and never reused.
+//!
+//! A lock's counters are only updated while the real lock is held (after obtaining it, before
+//! releasing it), so the lock itself serialises them and they need no mutex. Only finding a
+//! lock's state by address does: a small per-thread cache answers that on the common path, and
+//! a global generation number (bumped whenever a lock is initialised or destroyed) tells the
+//! cache when an address may have changed hands.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use once_cell::sync::Lazy;
 use parking_lot::Mutex;
@@ -11,58 +19,92 @@ use super::REGISTRY;
 struct LockState {
     id: u32,
     /// Successful (outermost) acquisitions so far.
-    order: u32,
+    order: AtomicU32,
     /// Nesting depth of a nest lock (0 or 1 for a plain lock).
-    depth: u32,
+    depth: AtomicU32,
 }
 
-/// Locks by address of the lock object.
-static LOCKS: Lazy<Mutex<HashMap<usize, LockState>>> = Lazy::new(|| Mutex::new(HashMap::new()));
+/// Locks by address of the lock object; states are leaked (a destroyed lock's state may still
+/// sit in a thread's cache, and ids are never reused anyway).
+static LOCKS: Lazy<Mutex<HashMap<usize, &'static LockState>>> =
+    Lazy::new(|| Mutex::new(HashMap::new()));
+/// Bumped on every init and destroy: cached lookups from an older generation are re-checked.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
 
-fn state(locks: &mut HashMap<usize, LockState>, lock: usize) -> &mut LockState {
-    locks.entry(lock).or_insert_with(|| LockState {
+const CACHE_SLOTS: usize = 8;
+
+thread_local! {
+    /// (lock address, generation, state) of the locks this thread used last.
+    static CACHE: RefCell<[(usize, u64, Option<&'static LockState>); CACHE_SLOTS]> =
+        const { RefCell::new([(0, 0, None); CACHE_SLOTS]) };
+}
+
+fn new_state() -> &'static LockState {
+    Box::leak(Box::new(LockState {
         id: REGISTRY.lock().new_lock_id(),
-        order: 0,
-        depth: 0,
-    })
+        order: AtomicU32::new(0),
+        depth: AtomicU32::new(0),
+    }))
+}
+
+/// The state of the lock at `lock`; locks never seen before (initialised outside the
+/// wrappers) are registered now.
+fn state(lock: usize) -> &'static LockState {
+    let generation = GENERATION.load(Ordering::Acquire);
+    let cached = CACHE.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(addr, gen, _)| *addr == lock && *gen == generation)
+            .and_then(|e| e.2)
+    });
+    if let Some(state) = cached {
+        return state;
+    }
+    let state = *LOCKS.lock().entry(lock).or_insert_with(new_state);
+    CACHE.with(|c| {
+        let mut c = c.borrow_mut();
+        c.rotate_right(1);
+        c[0] = (lock, generation, Some(state));
+    });
+    state
 }
 
 /// A lock was initialised: it gets a new id (also when the address held a destroyed lock).
 pub fn register(lock: usize) {
-    let id = REGISTRY.lock().new_lock_id();
-    LOCKS.lock().insert(
-        lock,
-        LockState {
-            id,
-            order: 0,
-            depth: 0,
-        },
-    );
+    LOCKS.lock().insert(lock, new_state());
+    GENERATION.fetch_add(1, Ordering::AcqRel);
 }
 
 pub fn unregister(lock: usize) {
     LOCKS.lock().remove(&lock);
+    GENERATION.fetch_add(1, Ordering::AcqRel);
 }
 
 /// The lock was just obtained: returns (id, acquisition order). A nest lock counts a new
-/// acquisition only when its depth goes from 0 to 1; locks never seen before (initialised
-/// outside the wrappers) are registered now.
+/// acquisition only when its depth goes from 0 to 1.
 pub fn acquired(lock: usize, nest: bool) -> (u32, u32) {
-    let mut locks = LOCKS.lock();
-    let s = state(&mut locks, lock);
-    if !nest || s.depth == 0 {
-        s.order += 1;
-    }
-    s.depth = if nest { s.depth + 1 } else { 1 };
-    (s.id, s.order)
+    let s = state(lock);
+    // Relaxed is enough: the caller holds the lock, whose own acquire/release orders these.
+    let depth = s.depth.load(Ordering::Relaxed);
+    let order = if !nest || depth == 0 {
+        s.order.fetch_add(1, Ordering::Relaxed) + 1
+    } else {
+        s.order.load(Ordering::Relaxed)
+    };
+    s.depth
+        .store(if nest { depth + 1 } else { 1 }, Ordering::Relaxed);
+    (s.id, order)
 }
 
 /// The lock is about to be released: returns (id, order of the acquisition being released).
 pub fn releasing(lock: usize, nest: bool) -> (u32, u32) {
-    let mut locks = LOCKS.lock();
-    let s = state(&mut locks, lock);
-    s.depth = if nest { s.depth.saturating_sub(1) } else { 0 };
-    (s.id, s.order)
+    let s = state(lock);
+    let depth = s.depth.load(Ordering::Relaxed);
+    s.depth.store(
+        if nest { depth.saturating_sub(1) } else { 0 },
+        Ordering::Relaxed,
+    );
+    (s.id, s.order.load(Ordering::Relaxed))
 }
 
 #[cfg(test)]
@@ -98,6 +140,27 @@ mod tests {
         register(0x3000);
         let (b, order) = acquired(0x3000, false);
         assert_ne!(a, b);
+        assert_eq!(order, 1);
+    }
+
+    #[test]
+    fn a_cached_lock_destroyed_and_initialised_again_gets_a_new_id() {
+        let lock = 0x4000;
+        register(lock);
+        let (first, _) = acquired(lock, false);
+        releasing(lock, false);
+        // Another thread destroys and re-initialises the lock at the same address.
+        std::thread::spawn(move || {
+            unregister(lock);
+            register(lock);
+        })
+        .join()
+        .unwrap();
+        let (second, order) = acquired(lock, false);
+        assert_ne!(
+            first, second,
+            "this thread's cache must not hand out the destroyed lock"
+        );
         assert_eq!(order, 1);
     }
 }
