@@ -119,7 +119,20 @@ fn go_seq(
 }
 
 /// Whether all of `texts` matches `p`; on failure a message showing where matching stopped.
+/// The matcher recurses once per matched record, so it runs on a thread with a stack large
+/// enough for long sequences (a test thread has 2 MiB; the pages are only used as needed).
 pub fn check(p: &Pat, texts: &[String]) -> Result<(), String> {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(1 << 30)
+            .spawn_scoped(scope, || check_here(p, texts))
+            .expect("start the matcher thread")
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    })
+}
+
+fn check_here(p: &Pat, texts: &[String]) -> Result<(), String> {
     let mut st = State { best: 0, steps: 0 };
     if go(p, texts, 0, &mut st, &mut |j, _| j == texts.len()) {
         return Ok(());
