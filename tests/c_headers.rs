@@ -2,7 +2,12 @@
 //! OPARI2 output compiles against them with `-Iinclude`. This test regenerates them and fails
 //! when the committed files have drifted; `POMPTRACE_BLESS=1` rewrites them instead.
 
+mod support;
+
 use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use support::{run, Scratch};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -160,5 +165,99 @@ fn the_headers_declare_every_exported_entry_point() {
     assert!(
         lib.contains("omp_lock_t *lock"),
         "lock wrappers take the runtime's lock type"
+    );
+}
+
+/// OPARI2's own headers (Debian's libpomp2-dev, which opari2 depends on) declare the same
+/// interface: instrumented code may be compiled against either, so every declaration of ours
+/// must be compatible with theirs. C and C++ reject incompatible redeclarations.
+#[test]
+fn the_headers_agree_with_opari2s_own() {
+    let upstream = Path::new("/usr/include/opari2/pomp2_lib.h");
+    assert!(
+        upstream.is_file(),
+        "OPARI2's headers are missing (scripts/setup.sh installs opari2)"
+    );
+    let scratch = Scratch::new("headers-vs-opari2");
+    for (name, guard) in [
+        ("pomp2_lib.h", "POMP2_LIB_H"),
+        ("pomp2_user_lib.h", "POMP2_USER_LIB_H"),
+    ] {
+        let ours = std::fs::read_to_string(root().join("include/opari2").join(name)).unwrap();
+        // Our include guards carry the upstream names; rename them so both headers are read.
+        std::fs::write(
+            scratch.join(&format!("ours_{name}")),
+            ours.replace(guard, &format!("OURS_{guard}")),
+        )
+        .unwrap();
+    }
+    let source = scratch.join("both.c");
+    std::fs::write(
+        &source,
+        "#include <opari2/pomp2_lib.h>\n#include <opari2/pomp2_user_lib.h>\n\
+         #include \"ours_pomp2_lib.h\"\n#include \"ours_pomp2_user_lib.h\"\n\
+         int main(void) { return 0; }\n",
+    )
+    .unwrap();
+    for (compiler, language) in [("cc", "c"), ("c++", "c++")] {
+        run(Command::new(compiler)
+            .args([
+                "-fopenmp", "-Wall", "-Wextra", "-Werror", "-x", language, "-c",
+            ])
+            .arg(&source)
+            .arg("-o")
+            .arg(scratch.join(&format!("both-{language}.o"))));
+    }
+}
+
+/// Every function OPARI2's headers declare is exported by the library, except those the init
+/// file generated at link time provides.
+#[test]
+fn every_function_opari2s_headers_declare_is_exported() {
+    let mut declared = std::collections::BTreeSet::new();
+    for header in ["pomp2_lib.h", "pomp2_user_lib.h"] {
+        let text = std::fs::read_to_string(Path::new("/usr/include/opari2").join(header)).unwrap();
+        for (i, _) in text.match_indices("POMP2_") {
+            let name: String = text[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if text[i + name.len()..].trim_start().starts_with('(') {
+                declared.insert(name);
+            }
+        }
+    }
+    let init_file = [
+        "POMP2_Init_regions",
+        "POMP2_Get_num_regions",
+        "POMP2_USER_Init_regions",
+        "POMP2_USER_Get_num_regions",
+        // Defined by the init file too (pomptrace init-regions); a second definition in the
+        // library would clash when linking statically.
+        "POMP2_Get_opari2_version",
+    ];
+    let library = support::pomp2::library_dir().join("libpomptrace.so");
+    let out = run(Command::new("nm")
+        .args(["-D", "--defined-only"])
+        .arg(&library));
+    let exported: std::collections::BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .map(String::from)
+        .collect();
+    let missing: Vec<&String> = declared
+        .iter()
+        // A placeholder in the headers' documentation, not a function.
+        .filter(|f| !init_file.contains(&f.as_str()) && !f.starts_with("POMP2_INIT_uuid"))
+        .filter(|f| !exported.contains(*f))
+        .collect();
+    assert!(
+        declared.len() > 50,
+        "found only {} declarations: {declared:?}",
+        declared.len()
+    );
+    assert!(
+        missing.is_empty(),
+        "declared by OPARI2's headers but not exported: {missing:?}"
     );
 }
