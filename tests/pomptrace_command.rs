@@ -643,3 +643,110 @@ fn summary_of_damaged_trace_fails_with_message() {
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(stderr(&out).starts_with("pomptrace: "), "{}", stderr(&out));
 }
+
+/// The calls in, and the return value of, one function of an init file (order ignored).
+fn init_function(source: &str, name: &str) -> (Vec<String>, Option<u64>) {
+    let start = source
+        .find(&format!("\n{name}("))
+        .or_else(|| source.find(&format!(" {name}(")))
+        .unwrap_or_else(|| panic!("no {name} in:\n{source}"));
+    let open = start + source[start..].find('{').unwrap();
+    let close = open + source[open..].find('}').unwrap();
+    let body = &source[open + 1..close];
+    let mut calls: Vec<String> = body
+        .split(';')
+        .filter_map(|s| s.trim().strip_suffix("()"))
+        .map(String::from)
+        .collect();
+    calls.sort();
+    let ret = body
+        .split_whitespace()
+        .skip_while(|w| *w != "return")
+        .nth(1)
+        .and_then(|v| v.trim_end_matches(';').parse().ok());
+    (calls, ret)
+}
+
+/// The real OPARI2 link step (`opari2-config --nm` piped into `opari2-config
+/// --region-initialization`, Debian's libpomp2-dev) and `pomptrace init-regions` agree on real
+/// instrumented objects: the same init functions called, the same region counts.
+#[test]
+fn init_regions_agrees_with_opari2_config_on_instrumented_objects() {
+    let scratch = Scratch::new("init-vs-opari2-config");
+    let mut objects = Vec::new();
+    for (source, compiler) in [
+        ("fam_parallel.c", "cc"),
+        ("fam_user.c", "cc"),
+        ("f_constructs.f90", "gfortran"),
+    ] {
+        let instrumented = support::pomp2::instrument(source, &scratch.path, &[]);
+        // gfortran preprocesses OPARI2's `#line` directives only for upper-case suffixes.
+        let compile_from = if compiler == "gfortran" {
+            let upper = instrumented.with_extension("F90");
+            std::fs::rename(&instrumented, &upper).unwrap();
+            upper
+        } else {
+            instrumented
+        };
+        let object = scratch.join(&format!("{source}.o"));
+        run(Command::new(compiler)
+            .args(["-fopenmp", "-c", "-I"])
+            .arg(support::pomp2::include_dir())
+            .arg(&compile_from)
+            .arg("-o")
+            .arg(&object)
+            .current_dir(&scratch.path));
+        objects.push(object);
+    }
+    objects.push(objects[0].clone()); // an object named twice counts once
+    let nm = String::from_utf8(run(Command::new("opari2-config").arg("--nm")).stdout).unwrap();
+    let nm: Vec<&str> = nm.split_whitespace().collect();
+    let symbols = run(Command::new(nm[0]).args(&nm[1..]).args(&objects)).stdout;
+    // As Makefiles use it: `opari2-config --region-initialization` prints the filter command.
+    let filter =
+        String::from_utf8(run(Command::new("opari2-config").arg("--region-initialization")).stdout)
+            .unwrap();
+    let filter: Vec<&str> = filter.split_whitespace().collect();
+    let reference = {
+        let mut child = Command::new(filter[0])
+            .args(&filter[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(&symbols).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let ours = String::from_utf8(
+        run(Command::new(env!("CARGO_BIN_EXE_pomptrace"))
+            .arg("init-regions")
+            .args(&objects))
+        .stdout,
+    )
+    .unwrap();
+    for function in [
+        "POMP2_Init_regions",
+        "POMP2_Get_num_regions",
+        "POMP2_USER_Init_regions",
+        "POMP2_USER_Get_num_regions",
+    ] {
+        assert_eq!(
+            init_function(&ours, function),
+            init_function(&reference, function),
+            "{function}\nours:\n{ours}\nopari2-config:\n{reference}"
+        );
+    }
+    let (calls, _) = init_function(&ours, "POMP2_Init_regions");
+    assert_eq!(
+        calls.len(),
+        3,
+        "one OpenMP init function per instrumented file: {calls:?}"
+    );
+    assert!(
+        calls.iter().any(|c| c.starts_with("pomp2_init_reg_")),
+        "the Fortran one, lower case: {calls:?}"
+    );
+}
