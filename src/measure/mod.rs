@@ -4,12 +4,14 @@
 //! Locks are only taken off the hot path: at start, when a handle or a thread is seen for the
 //! first time, when a team forms, and at finalize.
 
+mod active;
 pub mod clock;
 pub mod config;
 pub mod constructs;
 pub mod location;
 pub mod locks;
 mod output;
+mod process;
 pub mod regions;
 pub mod tasks;
 pub mod team;
@@ -22,6 +24,7 @@ use once_cell::sync::OnceCell;
 use parking_lot::Mutex;
 
 use crate::otf2::{ArchiveConfig, ArchiveWriter, BackgroundWriter, Event};
+pub use active::{active, Active};
 use config::Config;
 use location::LocationCell;
 use regions::Registry;
@@ -99,119 +102,6 @@ pub fn running() -> Option<&'static Measurement> {
     }
 }
 
-/// A thread inside a call that touches its location. The end of the measurement waits until
-/// every thread has left such a call before it takes the locations, so a thread still
-/// recording (exit() or a signal in the middle of a parallel region) never writes into a
-/// location that is being closed.
-pub struct Active {
-    m: &'static Measurement,
-    flag: &'static AtomicBool,
-}
-
-/// A thread's busy flag on a cache line of its own: it is written twice per event, and flags
-/// of different threads sharing a line would make every event a cache-line transfer.
-#[repr(align(128))]
-struct BusyFlag(AtomicBool);
-
-impl Active {
-    #[inline(always)]
-    pub fn get(&self) -> &'static Measurement {
-        self.m
-    }
-}
-
-impl Drop for Active {
-    #[inline(always)]
-    fn drop(&mut self) {
-        self.flag.store(false, Ordering::Release);
-    }
-}
-
-thread_local! {
-    static BUSY: std::cell::Cell<*const AtomicBool> = const { std::cell::Cell::new(std::ptr::null()) };
-}
-/// Every thread's busy flag (threads register on their first recording call; flags are leaked,
-/// one per thread that ever recorded).
-static BUSY_FLAGS: Mutex<Vec<&'static AtomicBool>> = Mutex::new(Vec::new());
-/// Whether the process is registered for expedited membarrier: then finalize issues the heavy
-/// barrier for everybody, and recording needs only a compiler fence.
-static MEMBARRIER: AtomicBool = AtomicBool::new(false);
-const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
-const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
-
-#[inline(always)]
-fn busy_flag() -> &'static AtomicBool {
-    let p = BUSY.with(|b| b.get());
-    // SAFETY: BUSY only holds pointers to leaked flags.
-    match unsafe { p.as_ref() } {
-        Some(flag) => flag,
-        None => register_busy_flag(),
-    }
-}
-
-#[cold]
-fn register_busy_flag() -> &'static AtomicBool {
-    let flag: &'static AtomicBool = &Box::leak(Box::new(BusyFlag(AtomicBool::new(false)))).0;
-    BUSY_FLAGS.lock().push(flag);
-    BUSY.with(|b| b.set(flag));
-    flag
-}
-
-/// The running measurement (started if `start` and needed), with this thread marked busy until
-/// the returned guard is dropped. None when not recording.
-#[inline(always)]
-pub fn active(start: bool) -> Option<Active> {
-    let m = if start { started() } else { running() }?;
-    let flag = busy_flag();
-    flag.store(true, Ordering::Relaxed);
-    // Either this thread sees the end of the measurement below, or `wait_for_recorders` sees
-    // this flag: a store-load fence between the two, here or (with membarrier) in finalize.
-    if MEMBARRIER.load(Ordering::Relaxed) {
-        std::sync::atomic::compiler_fence(Ordering::SeqCst);
-    } else {
-        std::sync::atomic::fence(Ordering::SeqCst);
-    }
-    if STATE.load(Ordering::Relaxed) != RUNNING {
-        flag.store(false, Ordering::Release);
-        return None;
-    }
-    Some(Active { m, flag })
-}
-
-fn register_membarrier() {
-    // SAFETY: membarrier takes (cmd, flags[, cpu]) integers and touches no memory of ours.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_membarrier,
-            MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
-            0,
-        )
-    };
-    MEMBARRIER.store(rc == 0, Ordering::Relaxed);
-}
-
-/// After the state left RUNNING: waits (bounded) until no thread is inside a recording call.
-fn wait_for_recorders() {
-    if MEMBARRIER.load(Ordering::Relaxed) {
-        // SAFETY: as in `register_membarrier`.
-        unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) };
-    }
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    let own = BUSY.with(|b| b.get());
-    for flag in BUSY_FLAGS.lock().iter() {
-        if std::ptr::eq(*flag, own) {
-            continue;
-        }
-        while flag.load(Ordering::Acquire) {
-            if std::time::Instant::now() > deadline {
-                warn("a thread was still recording when the measurement ended; its last events may be incomplete");
-                return;
-            }
-            std::thread::yield_now();
-        }
-    }
-}
-
 /// Whether events other than fork/join/team records are recorded (POMP2_On/Off).
 #[inline(always)]
 pub fn recording() -> bool {
@@ -253,111 +143,14 @@ fn start_slow() -> Option<&'static Measurement> {
     let m = MEASUREMENT.get_or_init(|| measurement);
     // The init file (if linked) assigns all handles now, before any event.
     crate::openmp::call_init_regions();
-    register_membarrier();
-    register_exit_handler();
-    register_fork_handler();
-    register_signal_handlers();
+    active::register_membarrier();
+    process::register_exit_handler();
+    process::register_fork_handler();
+    process::register_signal_handlers();
     m.program_begin();
     STATE.store(RUNNING, Ordering::Release);
     drop(guard);
     Some(m)
-}
-
-extern "C" {
-    /// glibc's exit handler registration that passes the exit status (not in the libc crate).
-    fn on_exit(
-        handler: extern "C" fn(libc::c_int, *mut libc::c_void),
-        arg: *mut libc::c_void,
-    ) -> libc::c_int;
-}
-
-fn register_exit_handler() {
-    extern "C" fn at_exit(status: libc::c_int, _: *mut libc::c_void) {
-        // Never unwind into the C runtime.
-        let _ = std::panic::catch_unwind(|| finalize_with_status(status as i64));
-    }
-    // SAFETY: registers a function with C linkage that never unwinds; the argument is unused.
-    if unsafe { on_exit(at_exit, std::ptr::null_mut()) } != 0 {
-        warn("cannot register the exit handler; call POMP2_Finalize before exiting");
-    }
-}
-
-/// A child created by fork() inherits the measurement but not its writer thread: recording or
-/// finalizing there (its exit handler runs when it calls exit()) would wait for that thread
-/// forever and could overwrite the parent's trace. The child records nothing instead.
-fn register_fork_handler() {
-    extern "C" fn in_child() {
-        // Only an atomic store: async-signal-safe, as a child of a threaded process requires.
-        STATE.store(DISABLED, Ordering::Release);
-    }
-    // SAFETY: registers a function with C linkage that takes no arguments and never unwinds.
-    if unsafe { libc::pthread_atfork(None, None, Some(in_child)) } != 0 {
-        warn("cannot register the fork handler; forked children must not call exit()");
-    }
-}
-
-/// Signals that end the process by default. When one arrives the trace is written first, so a
-/// crashing or killed program still leaves a readable trace; then the signal takes its course.
-const FATAL_SIGNALS: [libc::c_int; 9] = [
-    libc::SIGINT,
-    libc::SIGTERM,
-    libc::SIGHUP,
-    libc::SIGQUIT,
-    libc::SIGABRT,
-    libc::SIGSEGV,
-    libc::SIGBUS,
-    libc::SIGFPE,
-    libc::SIGILL,
-];
-
-/// How long a fatal signal waits for the trace to be written (the interrupted thread may hold a
-/// lock the writer needs; then the trace is given up rather than the process hung).
-const SIGNAL_FINALIZE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
-
-fn register_signal_handlers() {
-    extern "C" fn on_fatal_signal(signal: libc::c_int) {
-        static HANDLING: AtomicBool = AtomicBool::new(false);
-        if !HANDLING.swap(true, Ordering::AcqRel) {
-            let message = b"pomptrace: fatal signal; writing the trace before the program ends\n";
-            // SAFETY: write(2) with a valid buffer is async-signal-safe.
-            unsafe { libc::write(2, message.as_ptr().cast(), message.len()) };
-            // Finalize on a fresh thread: this one may have been interrupted holding a lock.
-            let (done, wait) = std::sync::mpsc::channel();
-            let spawned = std::thread::Builder::new()
-                .name("pomptrace-signal".into())
-                .spawn(move || {
-                    let _ =
-                        std::panic::catch_unwind(move || finalize_with_status(128 + signal as i64));
-                    let _ = done.send(());
-                });
-            if spawned.is_ok() {
-                let _ = wait.recv_timeout(SIGNAL_FINALIZE_TIMEOUT);
-            }
-        }
-        // SAFETY: restoring the default action and re-raising the signal is the documented way
-        // to let it terminate the process as it would have without us.
-        unsafe {
-            libc::signal(signal, libc::SIG_DFL);
-            libc::raise(signal);
-        }
-    }
-    for signal in FATAL_SIGNALS {
-        // SAFETY: `old` is a valid sigaction to fill; passing NULL as the new action only queries.
-        let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-        if unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) } != 0
-            || old.sa_sigaction != libc::SIG_DFL
-        {
-            // The program handles (or ignores) this signal itself: leave it alone.
-            continue;
-        }
-        // SAFETY: installs a handler with C linkage for a signal whose action was the default.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_fatal_signal as extern "C" fn(libc::c_int) as usize;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(signal, &action, std::ptr::null_mut());
-        }
-    }
 }
 
 /// Program name from /proc/self/cmdline (argv), falling back to the executable's name.
@@ -630,7 +423,7 @@ pub fn finalize() {
 
 /// `finalize` at the end of the process: `exit_status` is what exit() was given (or 128 +
 /// the signal number for a fatal signal, as shells report it).
-fn finalize_with_status(exit_status: i64) {
+pub(super) fn finalize_with_status(exit_status: i64) {
     if STATE.load(Ordering::Acquire) == DISABLED {
         // Also a forked child, where another thread of the parent may have held the lock.
         return;
@@ -646,7 +439,7 @@ fn finalize_with_status(exit_status: i64) {
         }
         return;
     }
-    wait_for_recorders();
+    active::wait_for_recorders();
     if let Some(m) = MEASUREMENT.get() {
         match output::write_trace(m, exit_status) {
             Ok(summary) => {
