@@ -13,7 +13,7 @@ use super::regions::{Construct, NO_REGION};
 use super::{
     active, clock, recording, tasks, team, warn, warn_once, Active, Measurement, REGISTRY,
 };
-use crate::otf2::Paradigm;
+use crate::otf2::{Event, Paradigm};
 
 /// The construct behind a handle, assigning it from `ctc` when the handle is still empty.
 /// Calls that carry no CTC string get None for an empty handle (their entering call ran while
@@ -154,9 +154,7 @@ pub fn parallel_begin(c: Option<&Construct>) {
         tasks::set_current(tasks::implicit(loc.number));
     }
     let t = clock::now();
-    if let Some(w) = loc.writer() {
-        w.thread_team_begin(t, team.comm);
-    }
+    loc.write_with_thread_id(t, &Event::ThreadTeamBegin { team: team.comm });
     if let Some(region) = c.map(|c| c.parallel).filter(|&r| r != NO_REGION) {
         loc.enter(t, region);
     }

@@ -3,7 +3,11 @@
 
 use std::cell::{Cell, UnsafeCell};
 
-use crate::otf2::{BackgroundSink, Event, EventWriter, Paradigm};
+use crate::otf2::{AttributeList, BackgroundSink, Event, EventWriter, Paradigm, TypedValue};
+
+/// The one attribute definition of a trace: the OS thread id behind a location at ProgramBegin
+/// and at every ThreadTeamBegin (UINT64, defined at the end of the measurement).
+pub const THREAD_ID_ATTRIBUTE: u32 = 0;
 
 /// One OTF2 location: its event writer and the regions open on it.
 pub struct Location {
@@ -160,6 +164,18 @@ impl Location {
     pub fn write(&mut self, time: u64, event: &Event) {
         if let Some(w) = self.writer.as_mut() {
             w.write(time, None, event);
+        }
+    }
+
+    /// Writes `event` with the calling OS thread's id as the `ThreadId` attribute (as the
+    /// reference does for ProgramBegin and ThreadTeamBegin).
+    pub fn write_with_thread_id(&mut self, time: u64, event: &Event) {
+        if let Some(w) = self.writer.as_mut() {
+            let mut attributes = AttributeList::new();
+            // SAFETY: gettid has no preconditions.
+            let tid = unsafe { libc::gettid() };
+            attributes.add(THREAD_ID_ATTRIBUTE, TypedValue::u64(tid as u64));
+            w.write(time, Some(&attributes), event);
         }
     }
 

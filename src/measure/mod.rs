@@ -297,7 +297,7 @@ impl Measurement {
         drop(registry);
         // SAFETY: the starting thread owns the root location.
         let master = unsafe { self.root().location.get() };
-        master.write(
+        master.write_with_thread_id(
             self.start.ticks,
             &Event::ProgramBegin {
                 program_name: name,

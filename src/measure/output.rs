@@ -105,6 +105,8 @@ fn write_definitions(
     let s_node = registry.string("node");
     let s_host = registry.string(&super::hostname());
     let s_process = registry.string("Process");
+    let s_thread_id = registry.string("ThreadId");
+    let s_thread_id_description = registry.string("Thread identifier");
     let location_names: Vec<u32> = locations
         .iter()
         // SAFETY: recording has stopped; names are only read.
@@ -132,6 +134,12 @@ fn write_definitions(
         paradigm: Paradigm::OPENMP,
         property: ParadigmProperty::COMM_NAME_TEMPLATE,
         value: TypedValue::reference(Type::STRING, s_template as u64),
+    });
+    defs.write(&GlobalDef::Attribute {
+        id: super::location::THREAD_ID_ATTRIBUTE,
+        name: s_thread_id,
+        description: s_thread_id_description,
+        attribute_type: Type::UINT64,
     });
     defs.write(&GlobalDef::SystemTreeNode {
         id: 0,
