@@ -227,6 +227,25 @@ impl Traced {
         assert_eq!(have, want, "{}: records per kind", self.label);
     }
 
+    /// Records per kind of a program with one parallel region of `n` threads that creates
+    /// `tasks` tasks: one fork and join, a team begin and end per thread, `enters` Enter/Leave
+    /// pairs, each task created and completed once, one switch per task begin and per resume.
+    fn assert_one_team_task_kinds(&self, n: usize, enters: usize, tasks: usize) {
+        self.assert_kinds(&[
+            ("ProgramBegin", 1),
+            ("ProgramEnd", 1),
+            ("ThreadFork", 1),
+            ("ThreadJoin", 1),
+            ("ThreadTeamBegin", n),
+            ("ThreadTeamEnd", n),
+            ("Enter", enters),
+            ("Leave", enters),
+            ("ThreadTaskCreate", tasks),
+            ("ThreadTaskComplete", tasks),
+            ("ThreadTaskSwitch", tasks + self.a.task_resumes),
+        ]);
+    }
+
     /// Enters per region name must be exactly `expected` (zero counts may be left out).
     fn assert_enters(&self, expected: &[(&str, usize)]) {
         let mut want: BTreeMap<String, usize> = BTreeMap::new();
@@ -846,19 +865,7 @@ fn fibonacci_tasks_are_created_run_and_completed_once() {
         // Resumes: at most one per create end, taskwait, and implicit barrier.
         r.assert_tasks(tasks, tasks + calls + 2 * n);
         let enters = 4 * n + 1 + 5 * calls;
-        r.assert_kinds(&[
-            ("ProgramBegin", 1),
-            ("ProgramEnd", 1),
-            ("ThreadFork", 1),
-            ("ThreadJoin", 1),
-            ("ThreadTeamBegin", n),
-            ("ThreadTeamEnd", n),
-            ("Enter", enters),
-            ("Leave", enters),
-            ("ThreadTaskCreate", tasks),
-            ("ThreadTaskComplete", tasks),
-            ("ThreadTaskSwitch", tasks + r.a.task_resumes),
-        ]);
+        r.assert_one_team_task_kinds(n, enters, tasks);
         assert_eq!(r.a.forks, [("Master thread".to_string(), t as u64)]);
     }
 }
@@ -913,19 +920,7 @@ fn producer_tasks_from_a_single_nowait_are_consumed_by_the_team() {
         // Per thread: parallel, its barrier, single, the explicit barrier; the single block;
         // per task: creation, task, atomic; the taskwaits.
         let enters = 4 * n + 1 + 3 * tasks + rounds;
-        r.assert_kinds(&[
-            ("ProgramBegin", 1),
-            ("ProgramEnd", 1),
-            ("ThreadFork", 1),
-            ("ThreadJoin", 1),
-            ("ThreadTeamBegin", n),
-            ("ThreadTeamEnd", n),
-            ("Enter", enters),
-            ("Leave", enters),
-            ("ThreadTaskCreate", tasks),
-            ("ThreadTaskComplete", tasks),
-            ("ThreadTaskSwitch", tasks + r.a.task_resumes),
-        ]);
+        r.assert_one_team_task_kinds(n, enters, tasks);
     }
 }
 
@@ -971,19 +966,7 @@ fn untied_tasks_kept_by_opari2_still_complete_once_and_nest() {
         ]);
         r.assert_tasks(tasks, tasks + outer + 2 * n);
         let enters = 4 * n + 1 + 3 * tasks + outer;
-        r.assert_kinds(&[
-            ("ProgramBegin", 1),
-            ("ProgramEnd", 1),
-            ("ThreadFork", 1),
-            ("ThreadJoin", 1),
-            ("ThreadTeamBegin", n),
-            ("ThreadTeamEnd", n),
-            ("Enter", enters),
-            ("Leave", enters),
-            ("ThreadTaskCreate", tasks),
-            ("ThreadTaskComplete", tasks),
-            ("ThreadTaskSwitch", tasks + r.a.task_resumes),
-        ]);
+        r.assert_one_team_task_kinds(n, enters, tasks);
     }
 }
 
@@ -1046,19 +1029,7 @@ fn if0_tasks_record_nothing_and_included_tasks_run_inside_their_creation() {
         // per create end, taskwait and implicit barrier.
         r.assert_tasks(tasks, tasks + 2 + 2 * n);
         let enters = 4 * n + 1 + 2 * tasks + count + included + 1 + 2;
-        r.assert_kinds(&[
-            ("ProgramBegin", 1),
-            ("ProgramEnd", 1),
-            ("ThreadFork", 1),
-            ("ThreadJoin", 1),
-            ("ThreadTeamBegin", n),
-            ("ThreadTeamEnd", n),
-            ("Enter", enters),
-            ("Leave", enters),
-            ("ThreadTaskCreate", tasks),
-            ("ThreadTaskComplete", tasks),
-            ("ThreadTaskSwitch", tasks + r.a.task_resumes),
-        ]);
+        r.assert_one_team_task_kinds(n, enters, tasks);
         // The undeferred (if(0)) bodies are part of the encountering task: their atomics sit
         // directly in the single block; the included children run inside their creation:
         // Enter(create) Create Switch Enter(task) ... Leave(task) Complete Switch(back)
