@@ -750,3 +750,42 @@ fn init_regions_agrees_with_opari2_config_on_instrumented_objects() {
         "the Fortran one, lower case: {calls:?}"
     );
 }
+
+/// clap parses the options in every spelling the hand-written parser took: `-o FILE`, `-oFILE`,
+/// `--output=FILE`, `--` before inputs; `config` answers its options in the order given.
+#[test]
+fn option_spellings_and_order() {
+    let scratch = Scratch::new("pomptrace-spellings");
+    let o = objects(&scratch);
+    let reference = stdout(&run(pomptrace().arg("init-regions").arg(&o.b)));
+    let attached = scratch.join("attached.c");
+    let long = scratch.join("long.c");
+    run(pomptrace()
+        .arg("init-regions")
+        .arg(format!("-o{}", attached.display()))
+        .arg(&o.b));
+    run(pomptrace()
+        .arg("init-regions")
+        .arg(format!("--output={}", long.display()))
+        .arg("--")
+        .arg(&o.b));
+    assert_eq!(std::fs::read_to_string(&attached).unwrap(), reference);
+    assert_eq!(std::fs::read_to_string(&long).unwrap(), reference);
+
+    let config = |args: &[&str]| stdout(&run(pomptrace().arg("config").args(args)));
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(
+        config(&["--version", "--interface-version"]),
+        format!("{version} 3:0:0\n")
+    );
+    assert_eq!(
+        config(&["--interface-version", "--version"]),
+        format!("3:0:0 {version}\n")
+    );
+    let cflags = config(&["--cflags"]);
+    let libs = config(&["--libs"]);
+    assert_eq!(
+        config(&["--libs", "--cflags=gnu"]),
+        format!("{} {}", libs.trim_end(), cflags)
+    );
+}

@@ -10,9 +10,24 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use pomptrace::otf2::{ArchiveReader, Event, GlobalDef};
+
+use crate::{print_stdout, Failure};
+
+/// Print visits and inclusive time per region and thread of an OTF2 trace.
+#[derive(clap::Args)]
+#[command(override_usage = "pomptrace summary ARCHIVE.otf2")]
+pub struct SummaryArgs {
+    /// The trace's anchor file (traces.otf2).
+    #[arg(value_name = "ARCHIVE.otf2")]
+    archive: PathBuf,
+}
+
+pub fn run(args: &SummaryArgs) -> Result<(), Failure> {
+    print_stdout(&summarize(&args.archive).map_err(Failure::Error)?)
+}
 
 #[derive(Default, Clone, Copy)]
 struct Stats {
