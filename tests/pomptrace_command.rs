@@ -537,9 +537,9 @@ fn write_trace(dir: &Path) -> PathBuf {
     dir.join("traces.otf2")
 }
 
-/// The (region, thread, visits, ms) rows of the summary table; a row with an empty region
-/// column continues the region above.
-fn table_rows(text: &str) -> Vec<(String, String, u64, String)> {
+/// The (region, thread, visits, inclusive ms, exclusive ms) rows of the `--by-thread` table; a
+/// row with an empty region column continues the region above.
+fn table_rows(text: &str) -> Vec<(String, String, u64, String, String)> {
     let mut rows = Vec::new();
     let mut region = String::new();
     let mut in_table = false;
@@ -563,12 +563,13 @@ fn table_rows(text: &str) -> Vec<(String, String, u64, String)> {
         if let Some(label) = label {
             region = label.to_string();
         }
-        assert_eq!(rest.len(), 3, "row {line:?}");
+        assert_eq!(rest.len(), 4, "row {line:?}");
         rows.push((
             region.clone(),
             rest[0].trim().to_string(),
             rest[1].trim().parse().unwrap(),
             rest[2].trim().to_string(),
+            rest[3].trim().to_string(),
         ));
     }
     rows
@@ -578,7 +579,7 @@ fn table_rows(text: &str) -> Vec<(String, String, u64, String)> {
 fn summary_reports_visits_and_inclusive_time() {
     let scratch = Scratch::new("pomptrace-summary");
     let anchor = write_trace(&scratch.path);
-    let out = run(pomptrace().arg("summary").arg(&anchor));
+    let out = run(pomptrace().arg("summary").arg("--by-thread").arg(&anchor));
     let text = stdout(&out);
     let header = text.lines().next().unwrap();
     assert!(header.contains(&anchor.display().to_string()), "{text}");
@@ -586,16 +587,43 @@ fn summary_reports_visits_and_inclusive_time() {
     assert!(header.contains("11 events"), "{text}");
     assert!(header.contains("duration 9.500 ms"), "{text}");
 
-    let row = |r: &str, t: &str, v: u64, ms: &str| (r.to_string(), t.to_string(), v, ms.into());
+    let row = |r: &str, t: &str, v: u64, incl: &str, excl: &str| {
+        (r.to_string(), t.to_string(), v, incl.into(), excl.into())
+    };
     assert_eq!(
         table_rows(&text),
         [
-            // parallel: 9 ms + 1.5 ms
-            row("!$omp parallel @jacobi.c:42", "Master thread", 1, "9.000"),
-            row("!$omp parallel @jacobi.c:42", "OMP thread 1", 1, "1.500"),
+            // Regions by exclusive time: the loop's 7 ms before the parallel region's 6.5 ms.
             // loop: 3 ms + 1 ms; on thread 1 open from 5000 to its last event at 8000
-            row("!$omp for @jacobi.c:44", "Master thread", 2, "4.000"),
-            row("!$omp for @jacobi.c:44", "OMP thread 1", 1, "3.000"),
+            row(
+                "!$omp for @jacobi.c:44",
+                "Master thread",
+                2,
+                "4.000",
+                "4.000"
+            ),
+            row(
+                "!$omp for @jacobi.c:44",
+                "OMP thread 1",
+                1,
+                "3.000",
+                "3.000"
+            ),
+            // parallel: 9 ms + 1.5 ms, of which the master spent 4 ms in the loop
+            row(
+                "!$omp parallel @jacobi.c:42",
+                "Master thread",
+                1,
+                "9.000",
+                "5.000"
+            ),
+            row(
+                "!$omp parallel @jacobi.c:42",
+                "OMP thread 1",
+                1,
+                "1.500",
+                "1.500"
+            ),
         ],
         "{text}"
     );

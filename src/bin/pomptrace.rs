@@ -1,7 +1,8 @@
 //! The `pomptrace` command: link-time region initialisation for OPARI2-instrumented programs
 //! (`init-regions`, and the `opari2-config`-compatible `config --nm` / `--region-initialization`
-//! / `--create-pomp2-regions`), build flags (`config --cflags` / `--libs`) and a per-region
-//! summary of an OTF2 trace (`summary`).
+//! / `--create-pomp2-regions`), build flags (`config --cflags` / `--libs`), and reading OTF2
+//! traces: a per-region summary (`summary`), a self-contained HTML timeline and profile
+//! (`view`), Chrome trace-event JSON (`export --chrome`).
 //!
 //! The command line is parsed by clap; each subcommand owns its argument struct and its `run`
 //! function in `pomptrace/<subcommand>.rs`, so adding one is a variant here and a file there.
@@ -11,12 +12,24 @@
 
 #[path = "pomptrace/config.rs"]
 mod config;
+#[path = "pomptrace/export_chrome.rs"]
+mod export_chrome;
 #[path = "pomptrace/init_regions.rs"]
 mod init_regions;
 #[path = "pomptrace/init_regions_command.rs"]
 mod init_regions_command;
+#[path = "pomptrace/progress.rs"]
+mod progress;
+#[path = "pomptrace/region_profile.rs"]
+mod region_profile;
+#[path = "pomptrace/region_visits.rs"]
+mod region_visits;
 #[path = "pomptrace/summary.rs"]
 mod summary;
+#[path = "pomptrace/trace_definitions.rs"]
+mod trace_definitions;
+#[path = "pomptrace/view.rs"]
+mod view;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -31,7 +44,9 @@ pomptrace init-regions [-o FILE] OBJ_OR_LIB...
        pomptrace config --region-initialization [-]
        pomptrace config --create-pomp2-regions OBJ_OR_LIB...
        pomptrace config [--cflags[=COMPILER]] [--libs [--static]] [--libdir] [--includedir] [--version] [--interface-version]
-       pomptrace summary ARCHIVE.otf2
+       pomptrace summary ARCHIVE.otf2 [--top N] [--by-thread] [--csv | --json]
+       pomptrace view ARCHIVE.otf2 [-o trace.html]
+       pomptrace export --chrome ARCHIVE.otf2 [-o trace.json[.gz]]
        pomptrace --version
        pomptrace --help";
 
@@ -56,6 +71,8 @@ enum Command {
     InitRegions(init_regions_command::InitRegionsArgs),
     Config(config::ConfigArgs),
     Summary(summary::SummaryArgs),
+    View(view::ViewArgs),
+    Export(export_chrome::ExportArgs),
     /// Print the version (as --version does).
     #[command(hide = true)]
     Version,
@@ -92,6 +109,8 @@ fn main() -> ExitCode {
             config::run(&args, config_matches)
         }
         Command::Summary(args) => summary::run(&args),
+        Command::View(args) => view::run(&args),
+        Command::Export(args) => export_chrome::run(&args),
         Command::Version => print_stdout(&version_line()),
         Command::External(words) => Err(usage_error(format!(
             "unknown command `{}`",
