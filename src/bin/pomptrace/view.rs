@@ -23,8 +23,8 @@ use crate::Failure;
 const BAR_BUDGET: u64 = 400_000;
 /// Marks written at most before they are thinned to one per lane, kind and bucket.
 const MARK_BUDGET: u64 = 200_000;
-/// Nesting depth assumed when sizing buckets (parallel > construct > barrier).
-const EXPECTED_DEPTH: u64 = 3;
+/// Nesting depth assumed when sizing buckets (a parallel region and what it encloses).
+const EXPECTED_DEPTH: u64 = 2;
 
 const PAGE: &str = include_str!("view_page.html");
 const DATA_PLACEHOLDER: &str = "/*TRACE_DATA*/null";
