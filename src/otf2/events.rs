@@ -9,7 +9,9 @@
 use std::io;
 
 use super::chunk::*;
-use super::records::{self, attribute_list_bound, event_id, length_field_bound};
+use super::records::{
+    self, attribute_list_bound, event_id, length_field_bound, Event, Record, SnapRecord,
+};
 use super::types::*;
 use super::wire::{put_cu32_at, put_cu64_at, put_framed};
 use super::TIMESTAMP;
@@ -29,6 +31,8 @@ pub struct TimedChunks<S: ChunkSink> {
     last_time: u64,
     chunk_has_timestamp: bool,
     sink: S,
+    /// Reused by `write_record`: the payload, and the whole framed record.
+    payload: Vec<u8>,
     scratch: Vec<u8>,
     clamped_timestamps: u64,
 }
@@ -51,6 +55,7 @@ impl<S: ChunkSink> TimedChunks<S> {
             last_time: 0,
             chunk_has_timestamp: false,
             sink,
+            payload: Vec::with_capacity(64),
             scratch: Vec::with_capacity(64),
             clamped_timestamps: 0,
         };
@@ -207,17 +212,16 @@ impl<S: ChunkSink> TimedChunks<S> {
         self.events += 1;
     }
 
-    /// Any record: optional attribute list, id, length (unless `singleton`), payload.
-    /// `payload_bound` is libotf2's upper bound of the payload size.
+    /// Any record, with an optional attribute list, in libotf2's framing: attribute list, id,
+    /// length (unless a singleton), payload.
     pub fn write_record(
         &mut self,
         time: u64,
         attributes: Option<&AttributeList>,
-        id: u8,
-        singleton: bool,
-        payload: &[u8],
-        payload_bound: usize,
+        record: &impl Record,
     ) {
+        let (id, singleton) = (record.record_id(), record.is_singleton());
+        let payload_bound = record.payload_bound();
         let attributes = attributes.filter(|a| !a.is_empty());
         let length_bound = if singleton {
             0
@@ -226,29 +230,31 @@ impl<S: ChunkSink> TimedChunks<S> {
         };
         let attribute_bound = attributes.map_or(0, |a| attribute_list_bound(a.len()));
         let bound = TIMESTAMP_BOUND + attribute_bound + 1 + length_bound + payload_bound;
-        let mut record = std::mem::take(&mut self.scratch);
-        record.clear();
+        let mut payload = std::mem::take(&mut self.payload);
+        payload.clear();
+        record.encode_payload(&mut payload);
+        let mut framed = std::mem::take(&mut self.scratch);
+        framed.clear();
         if let Some(list) = attributes {
-            records::put_attribute_list(&mut record, list);
+            records::put_attribute_list(&mut framed, list);
         }
         if singleton {
-            record.push(id);
-            record.extend_from_slice(payload);
+            framed.push(id);
+            framed.extend_from_slice(&payload);
         } else {
-            put_framed(&mut record, id, payload, payload_bound >= 255);
+            put_framed(&mut framed, id, &payload, payload_bound >= 255);
         }
-        let space = TIMESTAMP_BOUND + record.len();
-        if space >= self.chunk.len() - CHUNK_HEADER_LEN {
-            // Cannot fit into any chunk: an OTF2 record may not straddle chunks.
-            self.scratch = record;
-            return;
+        self.payload = payload;
+        let space = TIMESTAMP_BOUND + framed.len();
+        // A record that cannot fit into any chunk is dropped: OTF2 records never straddle chunks.
+        if space < self.chunk.len() - CHUNK_HEADER_LEN {
+            self.reserve(bound.max(space), time);
+            self.timestamp(time);
+            self.chunk[self.pos..self.pos + framed.len()].copy_from_slice(&framed);
+            self.pos += framed.len();
+            self.events += 1;
         }
-        self.reserve(bound.max(space), time);
-        self.timestamp(time);
-        self.chunk[self.pos..self.pos + record.len()].copy_from_slice(&record);
-        self.pos += record.len();
-        self.events += 1;
-        self.scratch = record;
+        self.scratch = framed;
     }
 
     /// Ends the file (END_OF_FILE, END_OF_BUFFER), hands the last chunk to the sink and returns
@@ -272,20 +278,17 @@ impl<S: ChunkSink> TimedChunks<S> {
 /// Writes the events of one location.
 pub struct EventWriter<S: ChunkSink> {
     chunks: TimedChunks<S>,
-    payload: Vec<u8>,
 }
 
 impl<S: ChunkSink> EventWriter<S> {
     pub fn new(chunk_size: usize, sink: S) -> Self {
         Self {
             chunks: TimedChunks::new(chunk_size, sink),
-            payload: Vec::with_capacity(64),
         }
     }
     pub fn with_buffer(chunk: Box<[u8]>, sink: S) -> Self {
         Self {
             chunks: TimedChunks::with_buffer(chunk, sink),
-            payload: Vec::with_capacity(64),
         }
     }
 
@@ -441,16 +444,7 @@ impl<S: ChunkSink> EventWriter<S> {
 
     /// Any event, with an optional attribute list.
     pub fn write(&mut self, time: u64, attributes: Option<&AttributeList>, event: &Event) {
-        self.payload.clear();
-        event.encode_payload(&mut self.payload);
-        self.chunks.write_record(
-            time,
-            attributes,
-            event.record_id(),
-            event.is_singleton(),
-            &self.payload,
-            event.payload_bound(),
-        );
+        self.chunks.write_record(time, attributes, event);
     }
 
     pub fn finish(self) -> (S, io::Result<()>) {
@@ -461,14 +455,12 @@ impl<S: ChunkSink> EventWriter<S> {
 /// Writes the snapshots of one location (the `.snap` file).
 pub struct SnapWriter<S: ChunkSink> {
     chunks: TimedChunks<S>,
-    payload: Vec<u8>,
 }
 
 impl<S: ChunkSink> SnapWriter<S> {
     pub fn new(chunk_size: usize, sink: S) -> Self {
         Self {
             chunks: TimedChunks::new(chunk_size, sink),
-            payload: Vec::with_capacity(64),
         }
     }
 
@@ -478,16 +470,7 @@ impl<S: ChunkSink> SnapWriter<S> {
 
     /// One snapshot record at snapshot time `time`.
     pub fn write(&mut self, time: u64, attributes: Option<&AttributeList>, record: &SnapRecord) {
-        self.payload.clear();
-        record.encode_payload(&mut self.payload);
-        self.chunks.write_record(
-            time,
-            attributes,
-            record.record_id(),
-            false,
-            &self.payload,
-            record.payload_bound(),
-        );
+        self.chunks.write_record(time, attributes, record);
     }
 
     pub fn finish(self) -> (S, io::Result<()>) {
