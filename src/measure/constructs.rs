@@ -187,23 +187,38 @@ pub fn parallel_join(old: i64) {
 /// Enter of a construct's outer region (for/do, sections, single, workshare, critical,
 /// ordered, atomic, flush, and the user regions).
 pub fn enter_outer(c: &Construct) {
-    enter(active(true), c.outer);
+    // Checked before `active`: a filtered region costs this load and branch only.
+    if c.outer != NO_REGION {
+        enter(active(true), c.outer);
+    }
 }
 
 pub fn leave_outer(c: &Construct) {
-    leave(active(false), c.outer);
+    // Checked before `active`: a filtered region costs this load and branch only.
+    if c.outer != NO_REGION {
+        leave(active(false), c.outer);
+    }
 }
 
 /// Enter of a construct's inner region (section, single/ordered block, master).
 pub fn enter_inner(c: &Construct) {
-    enter(active(true), c.inner);
+    // Checked before `active`: a filtered region costs this load and branch only.
+    if c.inner != NO_REGION {
+        enter(active(true), c.inner);
+    }
 }
 
 pub fn leave_inner(c: &Construct) {
-    leave(active(false), c.inner);
+    // Checked before `active`: a filtered region costs this load and branch only.
+    if c.inner != NO_REGION {
+        leave(active(false), c.inner);
+    }
 }
 
 pub fn critical_begin(c: &Construct) {
+    if c.filtered {
+        return;
+    }
     record(active(true), |loc, t| {
         if let Some(lock) = c.critical {
             let order = lock.acquisitions.fetch_add(1, Ordering::Relaxed) + 1;
@@ -219,6 +234,9 @@ pub fn critical_begin(c: &Construct) {
 }
 
 pub fn critical_end(c: &Construct) {
+    if c.filtered {
+        return;
+    }
     record(active(false), |loc, t| {
         if c.inner != NO_REGION {
             loc.leave(t, c.inner);
