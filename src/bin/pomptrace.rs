@@ -6,6 +6,8 @@
 //! Exit status: 0 on success, 1 when the work itself failed (nm failed, the trace cannot be
 //! read, the output cannot be written), 2 for a usage error.
 
+#[path = "pomptrace/compile.rs"]
+mod compile;
 #[path = "pomptrace/config.rs"]
 mod config;
 #[path = "pomptrace/init_regions.rs"]
@@ -43,6 +45,8 @@ Usage:
       source tree's include/ and target/<profile>/ for cargo's build.
       opari2-config spellings are accepted: --cflags=gnu (and the other compilers),
       --interface-version, and the modifiers --fortran and --build-check (ignored).
+  pomptrace config --env
+      Print every POMPTRACE_* environment variable: its value here, default and meaning.
   pomptrace summary ARCHIVE.otf2
       Print visits and inclusive time per region and thread of an OTF2 trace.
   pomptrace --version
@@ -89,13 +93,20 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
     let Some(command) = args.first() else {
         return Err(usage_error("missing command"));
     };
+    let subcommand = matches!(
+        command.as_str(),
+        "init-regions" | "config" | "summary" | "help" | "version"
+    );
+    if !subcommand && compile::is_compiler_invocation(args) {
+        std::process::exit(compile::run(args));
+    }
     let rest = &args[1..];
     if rest.iter().any(|a| a == "-h" || a == "--help") {
-        print_stdout(USAGE)?;
+        print_stdout(&format!("{USAGE}{}", compile::USAGE))?;
         return Ok(());
     }
     match command.as_str() {
-        c if is_help(c) => print_stdout(USAGE),
+        c if is_help(c) => print_stdout(&format!("{USAGE}{}", compile::USAGE)),
         "-V" | "--version" | "version" => {
             print_stdout(&format!("pomptrace {}\n", env!("CARGO_PKG_VERSION")))
         }
@@ -230,6 +241,9 @@ fn config_command(args: &[String]) -> Result<(), Failure> {
                 regions.add_nm_output(&listing);
             }
             print_stdout(&regions.to_c())
+        }
+        Some("--env") if args.len() == 1 => {
+            print_stdout(&pomptrace::measure::config::describe_environment())
         }
         Some(_) => config_flags(&args),
         None => Err(usage_error(

@@ -102,11 +102,22 @@ pub fn cflags(layout: &Layout) -> String {
 /// Linker flags: the shared library (with an rpath, so the program finds it without
 /// LD_LIBRARY_PATH), or with `static_lib` the archive and the system libraries it needs.
 pub fn libs(layout: &Layout, static_lib: bool) -> String {
+    link_args(layout, static_lib).join(" ")
+}
+
+/// The linker flags of [`libs`], one word each (a directory may contain blanks).
+pub fn link_args(layout: &Layout, static_lib: bool) -> Vec<String> {
     let dir = layout.lib_dir.display();
     if static_lib {
-        format!("{dir}/libpomptrace.a {STATIC_SYSTEM_LIBS}")
+        std::iter::once(format!("{dir}/libpomptrace.a"))
+            .chain(STATIC_SYSTEM_LIBS.split_whitespace().map(String::from))
+            .collect()
     } else {
-        format!("-L{dir} -Wl,-rpath,{dir} -lpomptrace")
+        vec![
+            format!("-L{dir}"),
+            format!("-Wl,-rpath,{dir}"),
+            "-lpomptrace".into(),
+        ]
     }
 }
 
