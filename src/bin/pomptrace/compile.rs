@@ -197,13 +197,18 @@ fn opari2_error(output: &str, source: &str) -> String {
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
         .join(" ");
+    let is_place = |place: &str| {
+        place
+            .rsplit_once(':')
+            .is_some_and(|(file, line)| !file.is_empty() && line.parse::<u32>().is_ok())
+    };
+    // `FILE:LINE:ERROR: what` (directive nesting) or `ERROR: what ... at FILE:LINE` (blocks).
+    if let Some((place, what)) = text.split_once(":ERROR: ").filter(|(p, _)| is_place(p)) {
+        return format!("{place}: error: opari2 cannot instrument this: {what}");
+    }
     let text = text.strip_prefix("ERROR: ").unwrap_or(&text);
     match text.rsplit_once(" at ") {
-        Some((what, place))
-            if place
-                .rsplit_once(':')
-                .is_some_and(|(_, l)| l.parse::<u32>().is_ok()) =>
-        {
+        Some((what, place)) if is_place(place) => {
             format!("{place}: error: opari2 cannot instrument this: {what}")
         }
         _ if text.is_empty() => format!("{source}: error: opari2 failed without a message"),
@@ -410,10 +415,17 @@ impl Wrapper<'_> {
         let text = std::fs::read(source)
             .map_err(|e| Stop::Message(format!("cannot read {source}: {e}")))?;
         let input = temp.join(format!("{n}_{stem}.input.{ext}"));
+        // opari2 puts the input's directory in front of a relative `#line` name (the trace's
+        // file names would point into the temporary directory): the absolute path, as opari2
+        // run on the source itself gives.
+        let absolute = match std::env::current_dir() {
+            Ok(cwd) if Path::new(source).is_relative() => cwd.join(source),
+            _ => PathBuf::from(source),
+        };
         let mut contents = format!(
             "#include <stdint.h>\n#include <opari2/pomp2_lib.h>\n#include <opari2/pomp2_user_lib.h>\n\
              ___POMP2_INCLUDE___\n#line 1 \"{}\"\n",
-            quoted_for_line_directive(source)
+            quoted_for_line_directive(&absolute.to_string_lossy())
         )
         .into_bytes();
         contents.extend_from_slice(&text);
@@ -549,6 +561,14 @@ mod tests {
             ),
             "src/a.c:12: error: opari2 cannot instrument this: could not determine end of \
              OpenMP construct (braces mismatch?) near \"OpenMP: parallel\" construct"
+        );
+        assert_eq!(
+            opari2_error(
+                "u.c:3:ERROR: unbalanced pragma/directive nesting for enduserRegion directive\n",
+                "u.c"
+            ),
+            "u.c:3: error: opari2 cannot instrument this: unbalanced pragma/directive nesting \
+             for enduserRegion directive"
         );
         assert_eq!(
             opari2_error("something odd", "b.f90"),
