@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use support::pomp2::{pomptrace_command, run_traced, View};
+use support::pomp2::{pomptrace_command, View};
 use support::{run, Scratch};
 
 /// A copy of `c-tests/projects/<name>` in a scratch directory.
@@ -46,6 +46,15 @@ fn clean(mut command: Command) -> Command {
         command.env_remove(name);
     }
     command
+}
+
+/// Runs a program built by the wrapper on 2 threads, its trace in `<dir of exe>/<label>`. The
+/// library is the one the wrapper linked (its rpath): cargo's LD_LIBRARY_PATH, which may name
+/// an older copy in target/<profile>, is cleared.
+fn run_traced(exe: &Path, label: &str, env: &[(&str, &str)]) -> support::pomp2::Run {
+    let mut env = env.to_vec();
+    env.push(("LD_LIBRARY_PATH", ""));
+    support::pomp2::run_traced(exe, 2, label, &env)
 }
 
 /// Enter events per region name, over all locations.
@@ -107,7 +116,7 @@ fn a_make_project_with_a_static_library_c_and_cxx() {
     let scratch = Scratch::new("compile-make");
     let dir = make_project(&scratch);
     let exe = dir.join("app/kernels");
-    let traced = run_traced(&exe, 2, "trace", &[]);
+    let traced = run_traced(&exe, "trace", &[]);
     assert!(traced
         .stdout()
         .contains("kernels: sqrt(sum) 499.750, threads 2"));
@@ -158,7 +167,7 @@ fn a_cmake_project_through_the_launcher_variables() {
     run(clean(Command::new("cmake"))
         .arg("--build")
         .arg(dir.join("build")));
-    let traced = run_traced(&dir.join("build/stencil_demo"), 2, "trace", &[]);
+    let traced = run_traced(&dir.join("build/stencil_demo"), "trace", &[]);
     assert!(traced
         .stdout()
         .contains("stencil_demo: total 1000.0, rms 31.623"));
@@ -193,7 +202,7 @@ fn a_configure_script_with_conftests() {
     };
     assert_eq!(traces(&dir), 0);
     run(clean(Command::new("make")).current_dir(&dir));
-    let traced = run_traced(&dir.join("histogram"), 2, "trace", &[]);
+    let traced = run_traced(&dir.join("histogram"), "trace", &[]);
     assert!(traced
         .stdout()
         .contains("histogram: first bin 50 (seen 100 times), sqrt linked"));
@@ -213,7 +222,7 @@ fn a_fortran_project_with_modules() {
         .arg(format!("FC={}", wrapped("gfortran")))
         .current_dir(&dir));
     assert!(dir.join("grid.mod").is_file() && dir.join("solver.mod").is_file());
-    let traced = run_traced(&dir.join("heat_modules"), 2, "trace", &[]);
+    let traced = run_traced(&dir.join("heat_modules"), "trace", &[]);
     assert!(traced.stdout().contains("threads 2"), "{}", traced.stdout());
     let view = View::read(&traced.anchor());
     view.assert_well_formed();
@@ -234,6 +243,13 @@ fn assert_same_except(unfiltered: &View, filtered: &View, excluded: &[&str]) {
         );
     }
     assert_eq!(enters(filtered), expected);
+    let defined = filtered.region_names();
+    for name in excluded {
+        assert!(
+            !defined.iter().any(|d| d == name),
+            "{name} is still defined"
+        );
+    }
     let mut kinds = unfiltered.kind_counts();
     let mut filtered_kinds = filtered.kind_counts();
     let removed: usize = excluded.iter().map(|n| enters(unfiltered)[*n]).sum();
@@ -251,7 +267,7 @@ fn filter_files_exclude_regions_and_the_configuration_is_on_record() {
     let scratch = Scratch::new("compile-filter");
     let dir = make_project(&scratch);
     let exe = dir.join("app/kernels");
-    let unfiltered = View::read(&run_traced(&exe, 2, "plain", &[]).anchor());
+    let unfiltered = View::read(&run_traced(&exe, "plain", &[]).anchor());
 
     // A user region by name, and one construct kind of one file (by its region name).
     let by_name = dir.join("by_name.filter");
@@ -266,7 +282,6 @@ fn filter_files_exclude_regions_and_the_configuration_is_on_record() {
     .unwrap();
     let run = run_traced(
         &exe,
-        2,
         "by_name",
         &[("POMPTRACE_FILTERING_FILE", by_name.to_str().unwrap())],
     );
@@ -300,7 +315,6 @@ fn filter_files_exclude_regions_and_the_configuration_is_on_record() {
     let filtered = View::read(
         &run_traced(
             &exe,
-            2,
             "by_file",
             &[("POMPTRACE_FILTERING_FILE", by_file.to_str().unwrap())],
         )
@@ -321,7 +335,6 @@ fn filter_files_exclude_regions_and_the_configuration_is_on_record() {
     std::fs::write(&bad, "SCOREP_REGION_NAMES_BEGIN\n  checksum\n").unwrap();
     let run = run_traced(
         &exe,
-        2,
         "bad",
         &[("POMPTRACE_FILTERING_FILE", bad.to_str().unwrap())],
     );
@@ -500,8 +513,35 @@ fn static_links_and_compile_and_link_in_one_command() {
     let dynamic =
         String::from_utf8(run(Command::new("readelf").arg("-d").arg(&exe)).stdout).unwrap();
     assert!(!dynamic.contains("libpomptrace"), "{dynamic}");
-    let traced = run_traced(&exe, 2, "trace", &[]);
+    let traced = run_traced(&exe, "trace", &[]);
     assert_eq!(traced.stdout(), "one: 2\n");
     let view = View::read(&traced.anchor());
     assert_eq!(enters(&view)["!$omp atomic @one.c:7"], 2);
+}
+
+#[test]
+fn the_first_region_of_a_program_without_init_file_is_filtered_too() {
+    let scratch = Scratch::new("filter-first");
+    let source = support::pomp2::instrument("filter_first.c", &scratch.path, &[]);
+    let build = support::pomp2::Build {
+        init_file: false,
+        ..support::pomp2::Build::c(&scratch.path)
+    };
+    let exe = build.executable(&[source], "filter_first");
+    let filter = scratch.join("first.filter");
+    std::fs::write(
+        &filter,
+        "SCOREP_REGION_NAMES_BEGIN\nEXCLUDE first\nSCOREP_REGION_NAMES_END\n",
+    )
+    .unwrap();
+    let plain = View::read(&run_traced(&exe, "plain", &[]).anchor());
+    let filtered = View::read(
+        &run_traced(
+            &exe,
+            "filtered",
+            &[("POMPTRACE_FILTERING_FILE", filter.to_str().unwrap())],
+        )
+        .anchor(),
+    );
+    assert_same_except(&plain, &filtered, &["!$pomp user(first) @filter_first.c:9"]);
 }

@@ -44,6 +44,11 @@ pub fn construct(
 /// POMP2_Assign_handle / POMP2_USER_Assign_handle: defines the construct's regions once.
 #[cold]
 pub fn assign(slot: &AtomicPtr<Construct>, ctc: &[u8], user: bool) -> &'static Construct {
+    if super::STATE.load(Ordering::Acquire) == super::NOT_STARTED {
+        // The start loads the filter file, which decides how the construct is defined. (While
+        // starting, the init file assigns handles on this thread: the state is STARTING then.)
+        let _ = super::started();
+    }
     let mut registry = REGISTRY.lock();
     let existing = slot.load(Ordering::Acquire);
     // SAFETY: see `construct`.

@@ -248,6 +248,7 @@ impl Registry {
                 omp,
             );
         }
+        let first_filterable = self.regions.len();
         match info.region_type {
             T::Parallel => {}
             T::For | T::ParallelFor => c.outer = outer(self, "for", RegionRole::LOOP),
@@ -314,6 +315,10 @@ impl Registry {
             c.outer = NO_REGION;
             c.inner = NO_REGION;
             c.critical = None;
+            // Not in the trace's definitions either (those defined just now for it).
+            for def in self.regions.drain(first_filterable..) {
+                self.region_ids.remove(&def);
+            }
         }
         let has_implicit_barrier = matches!(
             info.region_type,
