@@ -545,3 +545,17 @@ fn the_first_region_of_a_program_without_init_file_is_filtered_too() {
     );
     assert_same_except(&plain, &filtered, &["!$pomp user(first) @filter_first.c:9"]);
 }
+
+#[test]
+fn the_readme_tables_list_every_variable_as_the_registry_does() {
+    let readme = std::fs::read_to_string(support::repo_root().join("README.md")).unwrap();
+    for v in pomptrace::measure::config::VARIABLES {
+        let default = if v.default.is_empty() {
+            "(none)".to_string()
+        } else {
+            format!("`{}`", v.default)
+        };
+        let row = format!("| `{}` | {default} | {} |", v.name, v.meaning);
+        assert!(readme.contains(&row), "README.md lacks the row\n{row}");
+    }
+}
