@@ -26,23 +26,12 @@ fn wrapped(compiler: &str) -> String {
     format!("{} {compiler}", pomptrace_command().display())
 }
 
-/// A command with none of the wrapper's switches inherited from the test's environment.
+/// A command with no POMPTRACE_* variable nor build setting inherited from the environment.
 fn clean(mut command: Command) -> Command {
-    for name in [
-        "POMPTRACE_STATIC",
-        "POMPTRACE_SKIP_UNINSTRUMENTABLE",
-        "POMPTRACE_INSTRUMENT_ALL",
-        "POMPTRACE_KEEP_FILES",
-        "POMPTRACE_WRAPPER_VERBOSE",
-        "POMPTRACE_OPARI2",
-        "POMPTRACE_FILTERING_FILE",
-        "NM",
-        "CC",
-        "CXX",
-        "FC",
-        "CFLAGS",
-        "MAKEFLAGS",
-    ] {
+    for v in pomptrace::measure::config::VARIABLES {
+        command.env_remove(v.name);
+    }
+    for name in ["NM", "CC", "CXX", "FC", "CFLAGS", "MAKEFLAGS"] {
         command.env_remove(name);
     }
     command

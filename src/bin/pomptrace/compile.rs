@@ -175,6 +175,14 @@ impl TempDir {
     }
 }
 
+/// The directory a source's `#include "..."` and Fortran `include` lines are relative to.
+fn directory_of(source: &str) -> &Path {
+    Path::new(source)
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
 /// The `#line` form of a file name.
 fn quoted_for_line_directive(path: &str) -> String {
     path.replace('\\', "\\\\").replace('"', "\\\"")
@@ -343,10 +351,7 @@ impl Wrapper<'_> {
             }
         };
         let include = config::cflags(self.layout()?);
-        let source_dir = Path::new(source)
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
+        let source_dir = directory_of(source);
         let mut command = self.compiler_command(self.line.compile_flags());
         command.arg(include);
         if language == Language::Fortran {
@@ -432,10 +437,7 @@ impl Wrapper<'_> {
         std::fs::write(&input, contents)
             .map_err(|e| Stop::Message(format!("cannot write {}: {e}", input.display())))?;
         let preprocessed = temp.join(format!("{n}_{stem}.prep.{ext}"));
-        let source_dir = Path::new(source)
-            .parent()
-            .filter(|d| !d.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
+        let source_dir = directory_of(source);
         let include = config::cflags(self.layout()?);
         let mut command = self.compiler_command(["-E"]);
         command
