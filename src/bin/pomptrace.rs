@@ -10,6 +10,8 @@
 //! Exit status: 0 on success, 1 when the work itself failed (nm failed, the trace cannot be
 //! read, the output cannot be written), 2 for a usage error.
 
+#[path = "pomptrace/compile.rs"]
+mod compile;
 #[path = "pomptrace/config.rs"]
 mod config;
 #[path = "pomptrace/export_chrome.rs"]
@@ -44,6 +46,8 @@ pomptrace init-regions [-o FILE] OBJ_OR_LIB...
        pomptrace config --region-initialization [-]
        pomptrace config --create-pomp2-regions OBJ_OR_LIB...
        pomptrace config [--cflags[=COMPILER]] [--libs [--static]] [--libdir] [--includedir] [--version] [--interface-version]
+       pomptrace config --env
+       pomptrace [--static] [--skip-uninstrumentable] COMPILER ARGS...
        pomptrace summary ARCHIVE.otf2 [--top N] [--by-thread] [--csv | --json]
        pomptrace view ARCHIVE.otf2 [-o trace.html]
        pomptrace export --chrome ARCHIVE.otf2 [-o trace.json[.gz]]
@@ -59,7 +63,7 @@ pomptrace init-regions [-o FILE] OBJ_OR_LIB...
     override_usage = USAGE_LINES,
     subcommand_required = true,
     allow_external_subcommands = true,
-    after_help = "Environment:\n  NM    the nm program to run (default: nm)"
+    after_help = after_help()
 )]
 struct Cli {
     #[command(subcommand)]
@@ -76,8 +80,7 @@ enum Command {
     /// Print the version (as --version does).
     #[command(hide = true)]
     Version,
-    /// Any other first word. This is where `pomptrace COMPILER ARGS...` will wrap a compiler;
-    /// until then it is a usage error.
+    /// Any other first word (a compiler is recognised before clap parses; see `main`).
     #[command(external_subcommand)]
     External(Vec<OsString>),
 }
@@ -93,7 +96,34 @@ pub fn usage_error(message: impl Into<String>) -> Failure {
     Failure::Usage(message.into())
 }
 
+fn after_help() -> String {
+    format!(
+        "Environment:\n  NM    the nm program to run (default: nm)\n{}",
+        compile::USAGE
+    )
+}
+
+/// The subcommands' names: any other first word that is not an option names a compiler.
+const SUBCOMMANDS: [&str; 7] = [
+    "init-regions",
+    "config",
+    "summary",
+    "view",
+    "export",
+    "version",
+    "help",
+];
+
 fn main() -> ExitCode {
+    // `pomptrace [WRAPPER OPTIONS] COMPILER ARGS...` is decided before clap sees the words: the
+    // compiler's arguments are not ours to parse.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let subcommand = args
+        .first()
+        .is_some_and(|first| SUBCOMMANDS.contains(&first.as_str()));
+    if !subcommand && compile::is_compiler_invocation(&args) {
+        return ExitCode::from(compile::run(&args).clamp(0, 255) as u8);
+    }
     let matches = match Cli::command().try_get_matches() {
         Ok(matches) => matches,
         Err(e) => return report_clap_error(&e),

@@ -54,6 +54,11 @@ fn construct_slow(
 /// POMP2_Assign_handle / POMP2_USER_Assign_handle: defines the construct's regions once.
 #[cold]
 pub fn assign(slot: &AtomicPtr<Construct>, ctc: &[u8], user: bool) -> &'static Construct {
+    if super::STATE.load(Ordering::Acquire) == super::NOT_STARTED {
+        // The start loads the filter file, which decides how the construct is defined. (While
+        // starting, the init file assigns handles on this thread: the state is STARTING then.)
+        let _ = super::started();
+    }
     let mut registry = REGISTRY.lock();
     let existing = slot.load(Ordering::Acquire);
     // SAFETY: see `construct`.
@@ -218,27 +223,42 @@ pub fn parallel_join(old: i64) {
 /// ordered, atomic, flush, and the user regions).
 #[inline(always)]
 pub fn enter_outer(c: &Construct) {
-    enter(active(true), c.outer);
+    // Checked before `active`: a filtered region costs this load and branch only.
+    if c.outer != NO_REGION {
+        enter(active(true), c.outer);
+    }
 }
 
 #[inline(always)]
 pub fn leave_outer(c: &Construct) {
-    leave(active(false), c.outer);
+    // Checked before `active`: a filtered region costs this load and branch only.
+    if c.outer != NO_REGION {
+        leave(active(false), c.outer);
+    }
 }
 
 /// Enter of a construct's inner region (section, single/ordered block, master).
 #[inline(always)]
 pub fn enter_inner(c: &Construct) {
-    enter(active(true), c.inner);
+    // Checked before `active`: a filtered region costs this load and branch only.
+    if c.inner != NO_REGION {
+        enter(active(true), c.inner);
+    }
 }
 
 #[inline(always)]
 pub fn leave_inner(c: &Construct) {
-    leave(active(false), c.inner);
+    // Checked before `active`: a filtered region costs this load and branch only.
+    if c.inner != NO_REGION {
+        leave(active(false), c.inner);
+    }
 }
 
 #[inline(always)]
 pub fn critical_begin(c: &Construct) {
+    if c.filtered {
+        return;
+    }
     record(active(true), |loc, t| {
         if let Some(lock) = c.critical {
             let order = lock.acquisitions.fetch_add(1, Ordering::Relaxed) + 1;
@@ -255,6 +275,9 @@ pub fn critical_begin(c: &Construct) {
 
 #[inline(always)]
 pub fn critical_end(c: &Construct) {
+    if c.filtered {
+        return;
+    }
     record(active(false), |loc, t| {
         if c.inner != NO_REGION {
             loc.leave(t, c.inner);

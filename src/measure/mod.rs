@@ -162,6 +162,9 @@ fn start_slow() -> Option<&'static Measurement> {
         STATE.store(DISABLED, Ordering::Release);
         return None;
     }
+    if let Some(filter) = config.load_filter(|m| warn(&m)) {
+        REGISTRY.lock().set_filter(filter);
+    }
     let measurement = match Measurement::new(config) {
         Ok(m) => m,
         Err(message) => {
@@ -258,6 +261,10 @@ impl Measurement {
             trace_id: start.ticks ^ (std::process::id() as u64) << 32,
         };
         let (experiment_dir, archive) = open_archive(&config, &program, archive_config)?;
+        let record = experiment_dir.join("pomptrace.cfg");
+        if let Err(e) = std::fs::write(&record, config.record_text(&experiment_dir)) {
+            warn(&format!("cannot write {}: {e}", record.display()));
+        }
         let writer = BackgroundWriter::spawn("pomptrace-writer")
             .map_err(|e| format!("cannot start the writer thread: {e}"))?;
         let lock_api_regions = REGISTRY.lock().define_lock_api_regions();

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicU32;
 
 use crate::ctc::{self, RegionInfo, RegionType};
+use crate::filter::Filter;
 use crate::otf2::{Paradigm, RegionRole};
 
 /// No region of this kind for the construct.
@@ -31,6 +32,9 @@ pub struct Construct {
     pub inner: u32,
     pub implicit_barrier: u32,
     pub critical: Option<&'static CriticalLock>,
+    /// Excluded by the filter file: its filterable region ids are NO_REGION, so enter and leave
+    /// skip it with the check they make anyway.
+    pub filtered: bool,
 }
 
 /// An OTF2 region definition (strings by id).
@@ -54,6 +58,8 @@ pub struct Registry {
     criticals: HashMap<String, &'static CriticalLock>,
     /// Lock ids are shared by critical sections and OpenMP locks, never reused.
     next_lock_id: u32,
+    /// Set at measurement start from POMPTRACE_FILTERING_FILE.
+    filter: Option<Filter>,
 }
 
 /// The ten lock API regions, defined at start whether used or not (as the reference does).
@@ -111,6 +117,11 @@ impl Registry {
         self.regions.push(def.clone());
         self.region_ids.insert(def, id);
         id
+    }
+
+    /// Regions defined from now on are checked against `filter`.
+    pub fn set_filter(&mut self, filter: Filter) {
+        self.filter = Some(filter);
     }
 
     pub fn new_lock_id(&mut self) -> u32 {
@@ -179,6 +190,7 @@ impl Registry {
                     inner: id,
                     implicit_barrier: id,
                     critical: None,
+                    filtered: false,
                 }
             }
         };
@@ -217,6 +229,7 @@ impl Registry {
             inner: NO_REGION,
             implicit_barrier: NO_REGION,
             critical: None,
+            filtered: false,
         };
         let outer_lines = if combined { (s2, e1) } else { (s1, e2) };
         let outer = |reg: &mut Self, word: &str, role| {
@@ -234,6 +247,7 @@ impl Registry {
                 omp,
             );
         }
+        let first_filterable = self.regions.len();
         match info.region_type {
             T::Parallel => {}
             T::For | T::ParallelFor => c.outer = outer(self, "for", RegionRole::LOOP),
@@ -287,6 +301,24 @@ impl Registry {
                 c.outer = id;
             }
         }
+        let named_by = if c.outer != NO_REGION {
+            c.outer
+        } else {
+            c.inner
+        };
+        if self.excluded(info, named_by) {
+            // Worksharing, synchronisation and user regions only: the parallel region, barriers,
+            // taskwait and tasks carry the structure of the trace (teams, task switches), and
+            // the implicit barrier of a filtered construct stays a barrier.
+            c.filtered = true;
+            c.outer = NO_REGION;
+            c.inner = NO_REGION;
+            c.critical = None;
+            // Not in the trace's definitions either (those defined just now for it).
+            for def in self.regions.drain(first_filterable..) {
+                self.region_ids.remove(&def);
+            }
+        }
         let has_implicit_barrier = matches!(
             info.region_type,
             T::Parallel | T::For | T::Do | T::Sections | T::Workshare | T::Single
@@ -301,5 +333,30 @@ impl Registry {
             );
         }
         c
+    }
+}
+
+impl Registry {
+    /// Whether the filter excludes the construct: user regions by their name, constructs by the
+    /// name of their outer (or only) region `named_by`, e.g. `!$omp atomic @file.c:12`; both
+    /// by their file.
+    fn excluded(&self, info: &RegionInfo, named_by: u32) -> bool {
+        use RegionType as T;
+        let Some(filter) = &self.filter else {
+            return false;
+        };
+        if named_by == NO_REGION
+            || matches!(
+                info.region_type,
+                T::Parallel | T::Barrier | T::Taskwait | T::Task | T::TaskUntied
+            )
+        {
+            return false;
+        }
+        let name = match (&info.region_type, &info.user_region_name) {
+            (T::UserRegion, Some(name)) => name.as_str(),
+            _ => &self.strings[self.regions[named_by as usize].name as usize],
+        };
+        filter.excludes(name, &info.start.file)
     }
 }

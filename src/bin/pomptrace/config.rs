@@ -29,7 +29,8 @@ const COMPILERS: [&str; 7] = ["gnu", "intel", "sun", "pgi", "ibm", "cray", "fuji
 pomptrace config --nm [OBJ_OR_LIB...]
        pomptrace config --region-initialization [-]
        pomptrace config --create-pomp2-regions OBJ_OR_LIB...
-       pomptrace config [--cflags[=COMPILER]] [--libs [--static]] [--libdir] [--includedir] [--version] [--interface-version]")]
+       pomptrace config [--cflags[=COMPILER]] [--libs [--static]] [--libdir] [--includedir] [--version] [--interface-version]
+       pomptrace config --env")]
 pub struct ConfigArgs {
     /// Without files: print the nm command line to use (like `opari2-config --nm`). With
     /// files: print their nm symbol tables.
@@ -66,6 +67,9 @@ pub struct ConfigArgs {
     /// The POMP2 interface version.
     #[arg(long)]
     interface_version: bool,
+    /// Print every POMPTRACE_* environment variable: its value here, default and meaning.
+    #[arg(long, conflicts_with_all = FLAG_OPTIONS, conflicts_with_all = ["nm", "region_initialization", "create_pomp2_regions"])]
+    env: bool,
     /// opari2-config's modifier; changes nothing.
     #[arg(long, hide = true)]
     fortran: bool,
@@ -92,6 +96,9 @@ const FLAG_OPTIONS: [&str; 7] = [
 /// `matches` are the subcommand's own, for the order in which the flag options were given.
 pub fn run(args: &ConfigArgs, matches: &clap::ArgMatches) -> Result<(), Failure> {
     let _ = (args.fortran, args.build_check);
+    if args.env {
+        return print_stdout(&pomptrace::measure::config::describe_environment());
+    }
     if args.nm {
         return nm(&args.files);
     }
@@ -290,11 +297,22 @@ pub fn cflags(layout: &Layout) -> String {
 /// Linker flags: the shared library (with an rpath, so the program finds it without
 /// LD_LIBRARY_PATH), or with `static_lib` the archive and the system libraries it needs.
 pub fn libs(layout: &Layout, static_lib: bool) -> String {
+    link_args(layout, static_lib).join(" ")
+}
+
+/// The linker flags of [`libs`], one word each (a directory may contain blanks).
+pub fn link_args(layout: &Layout, static_lib: bool) -> Vec<String> {
     let dir = layout.lib_dir.display();
     if static_lib {
-        format!("{dir}/libpomptrace.a {STATIC_SYSTEM_LIBS}")
+        std::iter::once(format!("{dir}/libpomptrace.a"))
+            .chain(STATIC_SYSTEM_LIBS.split_whitespace().map(String::from))
+            .collect()
     } else {
-        format!("-L{dir} -Wl,-rpath,{dir} -lpomptrace")
+        vec![
+            format!("-L{dir}"),
+            format!("-Wl,-rpath,{dir}"),
+            "-lpomptrace".into(),
+        ]
     }
 }
 
