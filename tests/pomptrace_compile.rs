@@ -506,6 +506,19 @@ fn static_links_and_compile_and_link_in_one_command() {
     assert_eq!(traced.stdout(), "one: 2\n");
     let view = View::read(&traced.anchor());
     assert_eq!(enters(&view)["!$omp atomic @one.c:7"], 2);
+
+    // A fully static program (-static) gets the archive without being asked.
+    run(clean(Command::new(pomptrace_command()))
+        .args(["gcc", "-static", "-fopenmp", "one.c", "-o", "one_static"])
+        .current_dir(&scratch.path));
+    let exe = scratch.join("one_static");
+    let dynamic =
+        String::from_utf8(run(Command::new("readelf").arg("-d").arg(&exe)).stdout).unwrap();
+    assert!(dynamic.contains("no dynamic section"), "{dynamic}");
+    let traced = run_traced(&exe, "trace_static", &[]);
+    assert_eq!(traced.stdout(), "one: 2\n");
+    let view = View::read(&traced.anchor());
+    assert_eq!(enters(&view)["!$omp atomic @one.c:7"], 2);
 }
 
 #[test]
