@@ -1,5 +1,5 @@
 //! `pomptrace COMPILER ARGS...` on whole projects (c-tests/projects/): a multi-directory Make
-//! project with a static library, C and C++; CMake through its launcher variables; a
+//! project with a static library, C and C++; CMake through its launcher variables or CC; a
 //! configure script that runs conftests; Fortran modules. Each is built with the wrapper as its
 //! compiler and nothing else changed, run, and its trace read back by the reference readers
 //! (the python `otf2` module and otf2-print, through `View`). Also: filter files, the
@@ -139,33 +139,34 @@ fn a_make_project_with_a_static_library_c_and_cxx() {
 }
 
 #[test]
-fn a_cmake_project_through_the_launcher_variables() {
+fn a_cmake_project_through_the_launcher_variables_or_cc() {
     let scratch = Scratch::new("compile-cmake");
     let dir = project(&scratch, "cmake_launcher");
     let launcher = pomptrace_command();
-    run(clean(Command::new("cmake"))
-        .arg("-S")
-        .arg(&dir)
-        .arg("-B")
-        .arg(dir.join("build"))
+    let mut through_launchers = clean(Command::new("cmake"));
+    through_launchers
         .arg(format!(
             "-DCMAKE_C_COMPILER_LAUNCHER={}",
             launcher.display()
         ))
-        .arg(format!("-DCMAKE_C_LINKER_LAUNCHER={}", launcher.display())));
-    run(clean(Command::new("cmake"))
-        .arg("--build")
-        .arg(dir.join("build")));
-    let traced = run_traced(&dir.join("build/stencil_demo"), "trace", &[]);
-    assert!(traced
-        .stdout()
-        .contains("stencil_demo: total 1000.0, rms 31.623"));
-    let view = View::read(&traced.anchor());
-    view.assert_well_formed();
-    assert_regions_of_every_file(&view, &dir, &["src/stencil.c", "src/main.c"]);
-    let entered = enters(&view);
-    assert_eq!(entered["!$omp for @stencil.c:9"], 2 * 4);
-    assert_eq!(entered["!$omp master @main.c:12"], 1);
+        .arg(format!("-DCMAKE_C_LINKER_LAUNCHER={}", launcher.display()));
+    let mut through_cc = clean(Command::new("cmake"));
+    through_cc.env("CC", wrapped("gcc"));
+    for (build, mut cmake) in [("launchers", through_launchers), ("cc", through_cc)] {
+        let build = dir.join(build);
+        run(cmake.arg("-S").arg(&dir).arg("-B").arg(&build));
+        run(clean(Command::new("cmake")).arg("--build").arg(&build));
+        let traced = run_traced(&build.join("stencil_demo"), "trace", &[]);
+        assert!(traced
+            .stdout()
+            .contains("stencil_demo: total 1000.0, rms 31.623"));
+        let view = View::read(&traced.anchor());
+        view.assert_well_formed();
+        assert_regions_of_every_file(&view, &dir, &["src/stencil.c", "src/main.c"]);
+        let entered = enters(&view);
+        assert_eq!(entered["!$omp for @stencil.c:9"], 2 * 4);
+        assert_eq!(entered["!$omp master @main.c:12"], 1);
+    }
 }
 
 #[test]
@@ -503,6 +504,19 @@ fn static_links_and_compile_and_link_in_one_command() {
         String::from_utf8(run(Command::new("readelf").arg("-d").arg(&exe)).stdout).unwrap();
     assert!(!dynamic.contains("libpomptrace"), "{dynamic}");
     let traced = run_traced(&exe, "trace", &[]);
+    assert_eq!(traced.stdout(), "one: 2\n");
+    let view = View::read(&traced.anchor());
+    assert_eq!(enters(&view)["!$omp atomic @one.c:7"], 2);
+
+    // A fully static program (-static) gets the archive without being asked.
+    run(clean(Command::new(pomptrace_command()))
+        .args(["gcc", "-static", "-fopenmp", "one.c", "-o", "one_static"])
+        .current_dir(&scratch.path));
+    let exe = scratch.join("one_static");
+    let dynamic =
+        String::from_utf8(run(Command::new("readelf").arg("-d").arg(&exe)).stdout).unwrap();
+    assert!(dynamic.contains("no dynamic section"), "{dynamic}");
+    let traced = run_traced(&exe, "trace_static", &[]);
     assert_eq!(traced.stdout(), "one: 2\n");
     let view = View::read(&traced.anchor());
     assert_eq!(enters(&view)["!$omp atomic @one.c:7"], 2);

@@ -51,12 +51,27 @@ Compiler wrapper:
       CMAKE_C_COMPILER_LAUNCHER=pomptrace (with CMAKE_C_LINKER_LAUNCHER=pomptrace) work.
 ";
 
-/// Whether the command line is a compiler invocation (the first word is the compiler or one
-/// of the wrapper's options); the subcommands are matched before.
+/// Whether the command line is a compiler invocation: the first word is one of the wrapper's
+/// options, or a program that exists (so that a misspelt subcommand stays a usage error); the
+/// subcommands are matched before.
 pub fn is_compiler_invocation(args: &[String]) -> bool {
     args.first().is_some_and(|first| {
-        !first.starts_with('-') || OPTIONS.iter().any(|(option, _)| option == first)
+        OPTIONS.iter().any(|(option, _)| option == first)
+            || !first.starts_with('-') && is_program(first)
     })
+}
+
+/// Whether `name` is an executable file: a path, or found in PATH.
+fn is_program(name: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |path: &Path| {
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if name.contains('/') {
+        return executable(Path::new(name));
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| executable(&dir.join(name))))
 }
 
 #[derive(Default)]
@@ -496,8 +511,8 @@ impl Wrapper<'_> {
         let mut args = self.line.args.clone();
         let mut objects: Vec<String> = self.line.inputs().into_iter().map(String::from).collect();
         if self.instrumenting() {
-            let temp = self.temp_dir()?;
             for (n, (index, language)) in self.line.sources().into_iter().enumerate() {
+                let temp = self.temp_dir()?;
                 let source = self.line.args[index].clone();
                 let name = Path::new(&source)
                     .file_stem()
@@ -541,8 +556,13 @@ impl Wrapper<'_> {
             .arg("-o")
             .arg(&init_object);
         self.status_of(command)?;
-        let static_lib = self.options.static_lib;
-        let libs = config::link_args(self.layout()?, static_lib);
+        // A fully static program cannot use the shared library.
+        let static_lib = self.options.static_lib || self.line.static_program;
+        let mut libs = config::link_args(self.layout()?, static_lib);
+        if self.line.static_program {
+            // No libgcc_s.a: the compiler driver links the static unwinder (libgcc_eh) itself.
+            libs.retain(|l| l != "-lgcc_s");
+        }
         let mut command = self.compiler_command(&args);
         command.arg(&init_object).args(libs);
         self.status_of(command)
@@ -586,7 +606,10 @@ mod tests {
     fn invocations() {
         let words = |t: &str| t.split_whitespace().map(String::from).collect::<Vec<_>>();
         assert!(is_compiler_invocation(&words("gcc -c a.c")));
+        assert!(is_compiler_invocation(&words("/bin/sh -c true")));
         assert!(is_compiler_invocation(&words("--static gcc a.o")));
+        assert!(!is_compiler_invocation(&words("frobnicate -c a.c")));
+        assert!(!is_compiler_invocation(&words("./no/such/cc -c a.c")));
         assert!(!is_compiler_invocation(&words("--help")));
         assert!(!is_compiler_invocation(&[]));
         assert_eq!(quoted_for_line_directive("a\"b\\c.c"), "a\\\"b\\\\c.c");

@@ -135,6 +135,8 @@ pub struct CommandLine {
     pub words: Vec<Word>,
     pub openmp: bool,
     pub shared: bool,
+    /// `-static` / `-static-pie`: no shared library at all.
+    pub static_program: bool,
     pub plan: Plan,
 }
 
@@ -144,6 +146,7 @@ impl CommandLine {
         let mut pending: Option<Word> = None;
         let mut pass_through: Option<&'static str> = None;
         let (mut openmp, mut shared, mut compile_only) = (false, false, false);
+        let mut static_program = false;
         for arg in args {
             if let Some(value_word) = pending.take() {
                 words.push(value_word);
@@ -198,6 +201,9 @@ impl CommandLine {
                 if a == "-shared" || a == "-r" {
                     shared = true;
                 }
+                if a == "-static" || a == "-static-pie" {
+                    static_program = true;
+                }
                 if TAKES_VALUE.contains(&a) {
                     pending = Some(Word::Option);
                 }
@@ -219,6 +225,7 @@ impl CommandLine {
             words,
             openmp,
             shared,
+            static_program,
             plan,
         }
     }
@@ -330,7 +337,8 @@ mod tests {
         assert_eq!(l.plan, Plan::Link);
         assert_eq!(l.inputs(), ["main.o", "lib/libk.a"]);
         assert_eq!(l.output(), Some("prog"));
-        assert!(!l.shared);
+        assert!(!l.shared && !l.static_program);
+        assert!(line("-static -fopenmp a.o").static_program);
         assert_eq!(l.compile_flags(), ["-fopenmp"]);
         assert!(line("-shared -fopenmp a.o -o liba.so").shared);
         let joined = line("-fopenmp a.c -oprog");
