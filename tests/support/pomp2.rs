@@ -176,7 +176,9 @@ pub fn run_traced_with_args(
         .env("OMP_NUM_THREADS", threads.to_string())
         .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)
         .env_remove("POMPTRACE_ENABLE")
-        .env_remove("LD_PRELOAD");
+        .env_remove("LD_PRELOAD")
+        // cargo test puts its build directories first; the rpath names the library under test.
+        .env_remove("LD_LIBRARY_PATH");
     for (k, v) in env {
         cmd.env(k, v);
     }
