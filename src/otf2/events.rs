@@ -31,6 +31,7 @@ pub struct TimedChunks<S: ChunkSink> {
     sink: S,
     scratch: Vec<u8>,
     clamped_timestamps: u64,
+    oversized: u64,
 }
 
 impl<S: ChunkSink> TimedChunks<S> {
@@ -53,6 +54,7 @@ impl<S: ChunkSink> TimedChunks<S> {
             sink,
             scratch: Vec::with_capacity(64),
             clamped_timestamps: 0,
+            oversized: 0,
         };
         s.start_chunk();
         s
@@ -69,6 +71,11 @@ impl<S: ChunkSink> TimedChunks<S> {
     /// the predecessor's time instead (a location's timestamps must never decrease).
     pub fn clamped_timestamps(&self) -> u64 {
         self.clamped_timestamps
+    }
+    /// Records left out because, with their timestamp, they are larger than a chunk (a record
+    /// may not straddle two chunks, and the chunk size is fixed for the whole file).
+    pub fn oversized_records(&self) -> u64 {
+        self.oversized
     }
     pub fn sink(&self) -> &S {
         &self.sink
@@ -208,6 +215,7 @@ impl<S: ChunkSink> TimedChunks<S> {
         let space = TIMESTAMP_BOUND + record.len();
         if space >= self.chunk.len() - CHUNK_HEADER_LEN {
             // Cannot fit into any chunk: an OTF2 record may not straddle chunks.
+            self.oversized += 1;
             self.scratch = record;
             return;
         }
@@ -265,6 +273,10 @@ impl<S: ChunkSink> EventWriter<S> {
     }
     pub fn clamped_timestamps(&self) -> u64 {
         self.chunks.clamped_timestamps()
+    }
+    /// Events left out because they are larger than a chunk.
+    pub fn oversized_events(&self) -> u64 {
+        self.chunks.oversized_records()
     }
     pub fn sink(&self) -> &S {
         self.chunks.sink()
