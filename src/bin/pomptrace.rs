@@ -10,6 +10,8 @@
 mod config;
 #[path = "pomptrace/init_regions.rs"]
 mod init_regions;
+#[path = "pomptrace/recover.rs"]
+mod recover;
 #[path = "pomptrace/summary.rs"]
 mod summary;
 
@@ -45,6 +47,10 @@ Usage:
       --interface-version, and the modifiers --fortran and --build-check (ignored).
   pomptrace summary ARCHIVE.otf2
       Print visits and inclusive time per region and thread of an OTF2 trace.
+  pomptrace recover DIR
+      Make what a killed (or out-of-space) run left in its experiment directory DIR a
+      readable trace, DIR/traces.otf2, from its journal and every whole event chunk on disk;
+      say how much was lost.
   pomptrace --version
       Print the version.
   pomptrace --help
@@ -102,6 +108,12 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
         "init-regions" => init_regions_command(rest),
         "config" => config_command(rest),
         "summary" => summary_command(rest),
+        "recover" => match rest {
+            [dir] if !dir.starts_with('-') => {
+                print_stdout(&recover::run(Path::new(dir)).map_err(Failure::Error)?)
+            }
+            _ => Err(usage_error("recover takes one experiment directory")),
+        },
         other => Err(usage_error(format!("unknown command `{other}`"))),
     }
 }

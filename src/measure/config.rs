@@ -20,6 +20,10 @@ pub struct Config {
     /// `POMPTRACE_BUFFER_SIZE`: memory for events per location (default 8 MiB); at least two
     /// chunks. When the writer falls behind, recording waits instead of dropping events.
     pub buffer_size: usize,
+    /// `POMPTRACE_KEEP_IN_MEMORY`: bytes of full event chunks per location kept in memory before
+    /// the writer thread writes them (at most the buffer less two chunks). More keeps the
+    /// writer thread off the program's cores for longer; on SIGKILL, what is kept is lost.
+    pub keep_in_memory: usize,
     /// `POMPTRACE_CLOCK=tsc|monotonic` (default: tsc where the CPU has an invariant TSC).
     pub clock: ClockChoice,
     /// `POMPTRACE_VERBOSE=0|1|2`: 0 silences the closing summary line (warnings still show).
@@ -40,6 +44,7 @@ impl Default for Config {
             experiment_directory: None,
             chunk_size: 1024 * 1024,
             buffer_size: 8 * 1024 * 1024,
+            keep_in_memory: 0,
             clock: ClockChoice::Auto,
             verbose: 1,
         }
@@ -96,6 +101,15 @@ impl Config {
                 )),
             }
         }
+        if let Some(v) = var("POMPTRACE_KEEP_IN_MEMORY") {
+            match parse_size(&v) {
+                Some(n) => c.keep_in_memory = n,
+                None => warn(format!(
+                    "POMPTRACE_KEEP_IN_MEMORY={v} is not a size; using {}",
+                    c.keep_in_memory
+                )),
+            }
+        }
         if c.buffer_size < 2 * c.chunk_size {
             // A location needs one chunk to fill while another is written.
             c.chunk_size = (c.buffer_size / 2).clamp(MIN_CHUNK_SIZE, MAX_CHUNK_SIZE);
@@ -123,6 +137,11 @@ impl Config {
     /// Chunks per location.
     pub fn buffers_per_location(&self) -> usize {
         (self.buffer_size / self.chunk_size).max(2)
+    }
+
+    /// Full chunks per location held back from the writer thread (the sink caps it).
+    pub fn chunks_kept_in_memory(&self) -> usize {
+        self.keep_in_memory / self.chunk_size
     }
 }
 

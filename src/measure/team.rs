@@ -32,7 +32,14 @@ impl Team {
     pub fn set_member(&self, thread: u32, location: u32) {
         let mut m = self.members.lock();
         if let Some(slot) = m.get_mut(thread as usize) {
-            *slot = location;
+            if *slot != location {
+                *slot = location;
+                super::journal::record(&super::definitions::Fact::Member {
+                    comm: self.comm,
+                    thread,
+                    location,
+                });
+            }
         }
     }
 }

@@ -20,7 +20,7 @@ use super::events::{EventWriter, SnapWriter};
 const RESERVE_BYTES: usize = 256 * 1024;
 
 /// Settings fixed for the whole archive.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ArchiveConfig {
     pub event_chunk_size: usize,
     pub def_chunk_size: usize,
