@@ -31,15 +31,11 @@ impl ArchiveLock {
             if e.kind() != io::ErrorKind::WouldBlock {
                 return Err(e);
             }
-            let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
-            let holder = holder.trim();
             return Err(io::Error::new(
                 io::ErrorKind::WouldBlock,
-                if holder.is_empty() {
-                    "in use by another process".to_string()
-                } else {
-                    format!("in use by process {holder}")
+                match holder(&mut file) {
+                    Some(pid) => format!("in use by process {pid}"),
+                    None => "in use by another process".to_string(),
                 },
             ));
         }
@@ -52,6 +48,21 @@ impl ArchiveLock {
             identity: (md.dev(), md.ino()),
         })
     }
+}
+
+/// The holder's process id; it writes it just after taking the lock, so an empty file is given
+/// a few milliseconds.
+fn holder(file: &mut File) -> Option<u32> {
+    for _ in 0..100 {
+        let mut text = String::new();
+        if file.rewind().is_ok() && file.read_to_string(&mut text).is_ok() {
+            if let Ok(pid) = text.trim().parse() {
+                return Some(pid);
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    None
 }
 
 impl Drop for ArchiveLock {
