@@ -204,3 +204,57 @@ fn a_run_killed_after_filling_its_file_system_is_recovered_there() {
     assert_recovered(&experiment, &on_disk, &report);
     drop(tmpfs);
 }
+
+#[test]
+fn a_new_run_leaves_a_killed_runs_remains_alone_and_says_how_to_recover_them() {
+    let scratch = Scratch::new("recover-reuse");
+    let exe = stream_many(&scratch);
+    let experiment = scratch.join("exp");
+    let child = start(&exe, &experiment, 2_500_000);
+    kill_when(child, "1 MiB of events reached the disk", || {
+        event_bytes(&experiment) >= 1 << 20
+    });
+    let on_disk = whole_chunk_events(&experiment);
+
+    let second = Command::new(&exe)
+        .arg("1000")
+        .env("OMP_NUM_THREADS", "2")
+        .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)
+        .env_remove("POMPTRACE_ENABLE")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let own = PathBuf::from(format!("{}-{}", experiment.display(), second.id()));
+    let out = second.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines[0],
+        format!(
+            "pomptrace: {0} holds the remains of a run that did not end (`pomptrace recover \
+             {0}` makes them a readable trace); writing this trace to {1} instead",
+            experiment.display(),
+            own.display()
+        )
+    );
+    assert!(
+        lines[1].starts_with(&format!(
+            "pomptrace: trace written to {}/traces.otf2",
+            own.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(lines.len(), 2, "{stderr}");
+    View::read(&own.join("traces.otf2")).assert_well_formed();
+    std::fs::remove_dir_all(&own).unwrap();
+
+    assert_eq!(
+        whole_chunk_events(&experiment),
+        on_disk,
+        "the remains were touched"
+    );
+    let report = recover(&experiment);
+    assert_recovered(&experiment, &on_disk, &report);
+}
