@@ -20,10 +20,10 @@ pub struct Config {
     /// `POMPTRACE_BUFFER_SIZE`: memory for events per location (default 8 MiB); at least two
     /// chunks. When the writer falls behind, recording waits instead of dropping events.
     pub buffer_size: usize,
-    /// `POMPTRACE_KEEP_IN_MEMORY`: bytes of full event chunks per location kept in memory before
-    /// the writer thread writes them (at most the buffer less two chunks). More keeps the
-    /// writer thread off the program's cores for longer; on SIGKILL, what is kept is lost.
-    pub keep_in_memory: usize,
+    /// `POMPTRACE_KEEP_IN_MEMORY`: a location's first full event chunks, up to this many bytes
+    /// (at most the buffer less one chunk), stay in memory until the end of the run; past that
+    /// they are written in the background as they fill. Default: the whole buffer.
+    pub keep_in_memory: Option<usize>,
     /// `POMPTRACE_CLOCK=tsc|monotonic` (default: tsc where the CPU has an invariant TSC).
     pub clock: ClockChoice,
     /// `POMPTRACE_VERBOSE=0|1|2`: 0 silences the closing summary line (warnings still show).
@@ -44,7 +44,7 @@ impl Default for Config {
             experiment_directory: None,
             chunk_size: 1024 * 1024,
             buffer_size: 8 * 1024 * 1024,
-            keep_in_memory: 0,
+            keep_in_memory: None,
             clock: ClockChoice::Auto,
             verbose: 1,
         }
@@ -103,10 +103,9 @@ impl Config {
         }
         if let Some(v) = var("POMPTRACE_KEEP_IN_MEMORY") {
             match parse_size(&v) {
-                Some(n) => c.keep_in_memory = n,
+                Some(n) => c.keep_in_memory = Some(n),
                 None => warn(format!(
-                    "POMPTRACE_KEEP_IN_MEMORY={v} is not a size; using {}",
-                    c.keep_in_memory
+                    "POMPTRACE_KEEP_IN_MEMORY={v} is not a size; using the buffer size"
                 )),
             }
         }
@@ -139,9 +138,9 @@ impl Config {
         (self.buffer_size / self.chunk_size).max(2)
     }
 
-    /// Full chunks per location held back from the writer thread (the sink caps it).
+    /// Full chunks per location kept from the writer thread (the sink caps it).
     pub fn chunks_kept_in_memory(&self) -> usize {
-        self.keep_in_memory / self.chunk_size
+        self.keep_in_memory.unwrap_or(self.buffer_size) / self.chunk_size
     }
 }
 

@@ -5,9 +5,11 @@
 //! buffer, which only blocks when all of the file's buffers are still queued (the disk is
 //! slower than the program). Memory per file is therefore at most `buffers × chunk size`.
 //!
-//! A sink may keep some full chunks back ([`BackgroundSink::keep_in_memory`]) and queue them
-//! only when its pool runs short or at the end: the writer thread then takes no CPU time from
-//! a program that uses every core, at the price of losing those chunks if the process is killed.
+//! A sink may keep its first full chunks in memory ([`BackgroundSink::keep_in_memory`]): a
+//! stream that fits is written at its end, and the writer thread takes no CPU time from a
+//! program that uses every core while it runs; past that budget all kept chunks are queued at
+//! once and from then on every full chunk as it fills. Kept chunks are lost if the process is
+//! killed.
 //!
 //! Each chunk is written at its own offset (`index × file chunk size`) with one write, so a file
 //! only ever holds whole chunks. In-memory chunks may be smaller than the file's chunk size
@@ -115,7 +117,7 @@ impl BackgroundWriter {
             buffers_left: buffers - 1,
             kept: VecDeque::new(),
             keep: 0,
-            max_keep: buffers - 2,
+            max_keep: buffers - 1,
             in_flight: 0,
             waited: Duration::ZERO,
             waits: 0,
@@ -180,7 +182,7 @@ pub struct BackgroundSink {
     /// Full chunks held back from the writer thread, oldest first.
     kept: VecDeque<(Box<[u8]>, usize)>,
     keep: usize,
-    /// Two buffers of the pool are never kept back: the one being filled and one in flight.
+    /// The buffer being filled is never kept back.
     max_keep: usize,
     /// Chunks queued to the writer thread whose buffer has not come back yet.
     in_flight: usize,
@@ -203,8 +205,9 @@ impl BackgroundSink {
         self.clock = Some(clock);
     }
 
-    /// Holds up to `chunks` full chunks back from the writer thread (at most the pool size
-    /// less two); they are queued oldest first when more fill up, and all at `finish`.
+    /// Keeps the first `chunks` full chunks (at most the pool size less one) from the writer
+    /// thread until `finish`, or until one more fills up: then all of them are queued, and
+    /// every later chunk as soon as it is full.
     pub fn keep_in_memory(&mut self, chunks: usize) {
         self.keep = chunks.min(self.max_keep);
     }
@@ -257,8 +260,12 @@ impl BackgroundSink {
 impl ChunkSink for BackgroundSink {
     fn submit(&mut self, chunk: Box<[u8]>, len: usize) -> Box<[u8]> {
         self.kept.push_back((chunk, len));
-        while self.kept.len() > self.keep {
-            self.queue_oldest();
+        if self.kept.len() > self.keep {
+            // Past the budget: write in the background from now on.
+            self.keep = 0;
+            while !self.kept.is_empty() {
+                self.queue_oldest();
+            }
         }
         self.free_buffer()
     }
@@ -280,5 +287,53 @@ impl ChunkSink for BackgroundSink {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_chunks_reach_the_file_only_past_the_budget_or_at_the_end() {
+        let dir = std::env::temp_dir().join(format!("background-keep-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let writer = BackgroundWriter::spawn("keep-test").unwrap();
+        let on_disk = |path: &std::path::Path| {
+            writer.drain();
+            std::fs::metadata(path).unwrap().len()
+        };
+        let chunk = || vec![7u8; 4096].into_boxed_slice();
+
+        let kept = dir.join("kept.evt");
+        let mut sink = writer.sink(ChunkFile::create(&kept).unwrap(), 4096, 4096, 8);
+        sink.keep_in_memory(3);
+        for _ in 0..3 {
+            sink.submit(chunk(), 4096);
+        }
+        assert_eq!(on_disk(&kept), 0, "within the budget nothing is written");
+        sink.submit(chunk(), 4096);
+        assert_eq!(
+            on_disk(&kept),
+            4 * 4096,
+            "past it, everything kept is written"
+        );
+        sink.submit(chunk(), 4096);
+        assert_eq!(on_disk(&kept), 5 * 4096, "and then every chunk at once");
+        sink.finish().unwrap();
+
+        let short = dir.join("short.evt");
+        let mut sink = writer.sink(ChunkFile::create(&short).unwrap(), 4096, 4096, 8);
+        sink.keep_in_memory(3);
+        sink.submit(chunk(), 4096);
+        sink.submit(chunk(), 100);
+        assert_eq!(on_disk(&short), 0);
+        sink.finish().unwrap();
+        assert_eq!(
+            on_disk(&short),
+            4096 + 100,
+            "a stream that fits is written at its end"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
