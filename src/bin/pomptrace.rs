@@ -22,6 +22,8 @@ mod init_regions;
 mod init_regions_command;
 #[path = "pomptrace/progress.rs"]
 mod progress;
+#[path = "pomptrace/recover.rs"]
+mod recover;
 #[path = "pomptrace/region_profile.rs"]
 mod region_profile;
 #[path = "pomptrace/region_visits.rs"]
@@ -51,6 +53,7 @@ pomptrace init-regions [-o FILE] OBJ_OR_LIB...
        pomptrace summary ARCHIVE.otf2 [--top N] [--by-thread] [--csv | --json]
        pomptrace view ARCHIVE.otf2 [-o trace.html]
        pomptrace export --chrome ARCHIVE.otf2 [-o trace.json[.gz]]
+       pomptrace recover DIR
        pomptrace --version
        pomptrace --help";
 
@@ -77,6 +80,7 @@ enum Command {
     Summary(summary::SummaryArgs),
     View(view::ViewArgs),
     Export(export_chrome::ExportArgs),
+    Recover(recover::RecoverArgs),
     /// Print the version (as --version does).
     #[command(hide = true)]
     Version,
@@ -104,8 +108,9 @@ fn after_help() -> String {
 }
 
 /// The subcommands' names: any other first word that is not an option names a compiler.
-const SUBCOMMANDS: [&str; 7] = [
+const SUBCOMMANDS: [&str; 8] = [
     "init-regions",
+    "recover",
     "config",
     "summary",
     "view",
@@ -141,6 +146,7 @@ fn main() -> ExitCode {
         Command::Summary(args) => summary::run(&args),
         Command::View(args) => view::run(&args),
         Command::Export(args) => export_chrome::run(&args),
+        Command::Recover(args) => recover::run(&args),
         Command::Version => print_stdout(&version_line()),
         Command::External(words) => Err(usage_error(format!(
             "unknown command `{}`",

@@ -91,7 +91,7 @@ pub fn is_tsc() -> bool {
 }
 
 /// A (ticks, monotonic ns) pair taken as close together as possible.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Sample {
     pub ticks: u64,
     pub ns: u64,

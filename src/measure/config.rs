@@ -45,7 +45,8 @@ pub const EXPERIMENT_DIRECTORY: Variable = run(
     "POMPTRACE_EXPERIMENT_DIRECTORY",
     "pomptrace-<program>-<YYYYmmdd_HHMMSS>-<pid>",
     "where traces.otf2, its files and pomptrace.cfg go (falls back to $TMPDIR with a warning \
-     when not writable)",
+     when not writable); a directory another process is writing, that already holds a trace, \
+     or that holds the remains of a killed run gives way to DIR-<pid>, said in one line",
 );
 pub const ENABLE: Variable = run(
     "POMPTRACE_ENABLE",
@@ -62,6 +63,16 @@ pub const BUFFER_SIZE: Variable = run(
     "8M",
     "event memory per thread; when the writer falls behind, recording waits instead of \
      dropping",
+);
+pub const KEEP_IN_MEMORY: Variable = run(
+    "POMPTRACE_KEEP_IN_MEMORY",
+    "the buffer size",
+    "a thread's first full event chunks, up to this many bytes (at most the buffer less one \
+     chunk), stay in memory until the end of the run; past that, all of them and every later \
+     chunk are written by the writer thread as they fill. A run that fits never wakes the \
+     writer thread while it runs, so it takes no core from the program; but what is kept is \
+     lost if the process is killed (SIGKILL, OOM, time limit: see pomptrace recover). 0 writes \
+     every full chunk at once (least lost, writer busy during the run)",
 );
 pub const CLOCK: Variable = run(
     "POMPTRACE_CLOCK",
@@ -113,11 +124,12 @@ pub const OPARI2: Variable = build(
 );
 
 /// Every `POMPTRACE_*` variable, run-time ones first.
-pub const VARIABLES: [Variable; 13] = [
+pub const VARIABLES: [Variable; 14] = [
     EXPERIMENT_DIRECTORY,
     ENABLE,
     CHUNK_SIZE,
     BUFFER_SIZE,
+    KEEP_IN_MEMORY,
     CLOCK,
     VERBOSE,
     FILTERING_FILE,
@@ -198,6 +210,10 @@ pub struct Config {
     /// `POMPTRACE_BUFFER_SIZE`: memory for events per location (default 8 MiB); at least two
     /// chunks. When the writer falls behind, recording waits instead of dropping events.
     pub buffer_size: usize,
+    /// `POMPTRACE_KEEP_IN_MEMORY`: a location's first full event chunks, up to this many bytes
+    /// (at most the buffer less one chunk), stay in memory until the end of the run; past that
+    /// they are written in the background as they fill. Default: the whole buffer.
+    pub keep_in_memory: Option<usize>,
     /// `POMPTRACE_CLOCK=tsc|monotonic` (default: tsc where the CPU has an invariant TSC).
     pub clock: ClockChoice,
     /// `POMPTRACE_VERBOSE=0|1|2`: 0 silences the closing summary line (warnings still show).
@@ -220,6 +236,7 @@ impl Default for Config {
             experiment_directory: None,
             chunk_size: 1024 * 1024,
             buffer_size: 8 * 1024 * 1024,
+            keep_in_memory: None,
             clock: ClockChoice::Auto,
             verbose: 1,
             filtering_file: None,
@@ -273,6 +290,14 @@ impl Config {
                 _ => warn(format!(
                     "POMPTRACE_BUFFER_SIZE={v} is not a size; using {}",
                     c.buffer_size
+                )),
+            }
+        }
+        if let Some(v) = value(&KEEP_IN_MEMORY) {
+            match parse_size(&v) {
+                Some(n) => c.keep_in_memory = Some(n),
+                None => warn(format!(
+                    "POMPTRACE_KEEP_IN_MEMORY={v} is not a size; using the buffer size"
                 )),
             }
         }
@@ -355,6 +380,11 @@ impl Config {
     /// Chunks per location.
     pub fn buffers_per_location(&self) -> usize {
         (self.buffer_size / self.chunk_size).max(2)
+    }
+
+    /// Full chunks per location kept from the writer thread (the sink caps it).
+    pub fn chunks_kept_in_memory(&self) -> usize {
+        self.keep_in_memory.unwrap_or(self.buffer_size) / self.chunk_size
     }
 }
 

@@ -8,10 +8,13 @@ mod active;
 pub(crate) mod clock;
 pub mod config;
 pub(crate) mod constructs;
+mod definitions;
+mod journal;
 pub(crate) mod location;
 pub(crate) mod locks;
 mod output;
 mod process;
+pub mod recover;
 pub(crate) mod regions;
 pub(crate) mod tasks;
 pub(crate) mod team;
@@ -27,6 +30,7 @@ use parking_lot::Mutex;
 use crate::otf2::{ArchiveConfig, ArchiveWriter, BackgroundWriter, Event};
 pub use active::{active, Active};
 use config::Config;
+use definitions::Fact;
 use location::LocationCell;
 use regions::Registry;
 use team::{Node, Team};
@@ -81,8 +85,8 @@ pub struct Measurement {
     pub config: Config,
     clock_kind: clock::ClockKind,
     start: clock::Sample,
-    start_realtime_ns: u64,
     archive: Mutex<Option<ArchiveWriter>>,
+    journal: &'static journal::Journal,
     writer: BackgroundWriter,
     memory_chunk_size: usize,
     locations: Mutex<Vec<&'static LocationCell>>,
@@ -265,18 +269,44 @@ impl Measurement {
         if let Err(e) = std::fs::write(&record, config.record_text(&experiment_dir)) {
             warn(&format!("cannot write {}: {e}", record.display()));
         }
-        let writer = BackgroundWriter::spawn("pomptrace-writer")
-            .map_err(|e| format!("cannot start the writer thread: {e}"))?;
+        let start_fact = definitions::Start {
+            clock: clock_kind,
+            sample: start,
+            realtime_ns: start_realtime_ns,
+            memory_chunk_size: config.chunk_size as u64,
+            archive: archive.config().clone(),
+            hostname: hostname(),
+        };
+        let journal = journal::start(
+            journal::journal_path(&experiment_dir),
+            start_fact,
+            &REGISTRY.lock(),
+        )
+        .map_err(|e| format!("cannot write the definitions journal: {e}"))?;
+        // A chunk goes to disk only after every definition it may refer to.
+        let writer = BackgroundWriter::spawn_with(
+            "pomptrace-writer",
+            Box::new(move || {
+                journal::record(&Fact::Clock(clock::sample()));
+                journal.flush()
+            }),
+        )
+        .map_err(|e| format!("cannot start the writer thread: {e}"))?;
         let lock_api_regions = REGISTRY.lock().define_lock_api_regions();
         let root_team: &'static Team =
             Box::leak(Box::new(team::new_team(0, 1, crate::otf2::UNDEFINED_U32)));
+        journal::record(&Fact::Team {
+            comm: 0,
+            size: 1,
+            parent_comm: crate::otf2::UNDEFINED_U32,
+        });
         let mut m = Measurement {
             memory_chunk_size: config.chunk_size,
             config,
             clock_kind,
             start,
-            start_realtime_ns,
             archive: Mutex::new(Some(archive)),
+            journal,
             writer,
             locations: Mutex::new(Vec::new()),
             teams: Mutex::new(vec![root_team]),
@@ -320,7 +350,14 @@ impl Measurement {
             })?;
         // Waits for a free chunk show in the trace as BufferFlush events.
         writer.sink_mut().set_stall_clock(clock::now);
-        REGISTRY.lock().string(&name);
+        writer
+            .sink_mut()
+            .keep_in_memory(self.config.chunks_kept_in_memory());
+        let name_id = REGISTRY.lock().string(&name);
+        journal::record(&Fact::Location {
+            id: number,
+            name: name_id,
+        });
         let cell: &'static LocationCell =
             Box::leak(Box::new(LocationCell::new(number, name, writer, team)));
         locations.push(cell);
@@ -375,11 +412,13 @@ impl team::Factory for Measurement {
 
     fn new_team(&self, size: u32, parent_comm: u32) -> &'static Team {
         let mut teams = self.teams.lock();
-        let team: &'static Team = Box::leak(Box::new(team::new_team(
-            teams.len() as u32,
+        let comm = teams.len() as u32;
+        let team: &'static Team = Box::leak(Box::new(team::new_team(comm, size, parent_comm)));
+        journal::record(&Fact::Team {
+            comm,
             size,
             parent_comm,
-        )));
+        });
         teams.push(team);
         team
     }
@@ -412,44 +451,89 @@ fn absolute(path: PathBuf) -> PathBuf {
     }
 }
 
-/// Creates the experiment directory and the archive in it. If it cannot be created where the
-/// user asked, falls back to the temporary directory (and says so).
+/// Why a directory cannot hold this run's trace.
+enum Unusable {
+    /// Another run's: in use, finished, or the remains of one that did not end.
+    Taken(String),
+    Failed(std::io::Error),
+}
+
+/// The archive in `dir`, if this process may have it: one process owns an experiment directory
+/// (its lock), a finished trace is never overwritten, and the remains of a run that did not
+/// end are kept for `pomptrace recover` rather than mixed with this run's files.
+fn claim(dir: &Path, archive_config: ArchiveConfig) -> Result<ArchiveWriter, Unusable> {
+    match ArchiveWriter::create(dir, "traces", archive_config) {
+        Ok(_) if journal::journal_path(dir).exists() => Err(Unusable::Taken(format!(
+            "holds the remains of a run that did not end (`pomptrace recover {}` makes them \
+             a readable trace)",
+            dir.display()
+        ))),
+        Ok(archive) => Ok(archive),
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            Err(Unusable::Taken(format!("is {e}")))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            Err(Unusable::Taken("already holds a trace".into()))
+        }
+        Err(e) => Err(Unusable::Failed(e)),
+    }
+}
+
+/// Creates the experiment directory and the archive in it. A directory taken by another run
+/// gives way to `DIR-<pid>`; one that cannot be created falls back to the temporary directory.
+/// Either is said in one line.
 fn open_archive(
     config: &Config,
     program: &str,
     archive_config: ArchiveConfig,
 ) -> Result<(PathBuf, ArchiveWriter), String> {
-    let default_name = format!(
-        "pomptrace-{program}-{}-{}",
-        local_timestamp(),
-        std::process::id()
-    );
+    let pid = std::process::id();
+    let default_name = format!("pomptrace-{program}-{}-{pid}", local_timestamp());
     let wanted = absolute(
         config
             .experiment_directory
             .clone()
             .unwrap_or_else(|| PathBuf::from(&default_name)),
     );
-    match ArchiveWriter::create(&wanted, "traces", archive_config.clone()) {
-        Ok(a) => Ok((wanted, a)),
-        Err(first) => {
-            let fallback = absolute(std::env::temp_dir().join(&default_name));
-            match ArchiveWriter::create(&fallback, "traces", archive_config) {
+    let first = match claim(&wanted, archive_config.clone()) {
+        Ok(a) => return Ok((wanted, a)),
+        Err(Unusable::Taken(why)) => {
+            let own = PathBuf::from(format!("{}-{pid}", wanted.display()));
+            match claim(&own, archive_config.clone()) {
                 Ok(a) => {
                     warn(&format!(
-                        "cannot write the trace to {} ({first}); writing it to {} instead",
+                        "{} {why}; writing this trace to {} instead",
                         wanted.display(),
-                        fallback.display()
+                        own.display()
                     ));
-                    Ok((fallback, a))
+                    return Ok((own, a));
                 }
-                Err(second) => Err(format!(
-                    "cannot create the trace directory {} ({first}) nor {} ({second})",
-                    wanted.display(),
-                    fallback.display()
-                )),
+                Err(Unusable::Taken(why)) => format!("{} {why}", own.display()),
+                Err(Unusable::Failed(e)) => format!("{}: {e}", own.display()),
             }
         }
+        Err(Unusable::Failed(e)) => e.to_string(),
+    };
+    let fallback = absolute(std::env::temp_dir().join(&default_name));
+    match claim(&fallback, archive_config) {
+        Ok(a) => {
+            warn(&format!(
+                "cannot write the trace to {} ({first}); writing it to {} instead",
+                wanted.display(),
+                fallback.display()
+            ));
+            Ok((fallback, a))
+        }
+        Err(Unusable::Taken(second)) => Err(format!(
+            "cannot create the trace directory {} ({first}) nor {} (it {second})",
+            wanted.display(),
+            fallback.display()
+        )),
+        Err(Unusable::Failed(second)) => Err(format!(
+            "cannot create the trace directory {} ({first}) nor {} ({second})",
+            wanted.display(),
+            fallback.display()
+        )),
     }
 }
 

@@ -1,10 +1,10 @@
 //! The end of a measurement: close what is open, drain every location, and write the global
-//! definitions (as the reference lays them out, semantics doc 4.5) and the anchor file.
+//! definitions (from the journal's state, see `definitions.rs`) and the anchor file.
 
 use std::time::Duration;
 
 use super::location::Location;
-use super::{clock, Measurement, REGISTRY};
+use super::{clock, Measurement};
 use crate::otf2::*;
 
 /// The TSC frequency is measured between the first and the last clock sample of the run; each
@@ -51,6 +51,13 @@ pub fn write_trace(
                     loc.name
                 ));
             }
+            if writer.oversized_events() > 0 {
+                errors.push(format!(
+                    "{} events of {} were larger than an event chunk and were left out",
+                    writer.oversized_events(),
+                    loc.name
+                ));
+            }
             events[loc.number as usize] = writer.events();
             let (_, result) = writer.finish();
             if let Err(e) = result {
@@ -63,13 +70,23 @@ pub fn write_trace(
         .lock()
         .take()
         .ok_or("the trace was already written")?;
+    if let Err(e) = m.journal.flush() {
+        // The trace below is whole all the same: only a later `recover` would have needed it.
+        errors.push(format!("the definitions journal is incomplete ({e})"));
+    }
     let mut defs = archive.global_def_writer();
-    write_definitions(m, &mut defs, &locations, &events, resolution, end_time);
+    if let Err(e) = m
+        .journal
+        .with_definitions(|d| d.write_global_defs(&mut defs, &events, resolution, end_time))
+    {
+        errors.push(e);
+    }
     let ids: Vec<u64> = (0..locations.len() as u64).collect();
     let anchor_path = archive.anchor_path();
     archive
         .finish(defs, &ids)
         .map_err(|e| format!("writing {} failed: {e}", anchor_path.display()))?;
+    m.journal.remove();
     let bytes = directory_size(&m.experiment_dir);
     let total: u64 = events.iter().sum();
     let mut summary = format!(
@@ -98,141 +115,4 @@ fn directory_size(dir: &std::path::Path) -> u64 {
             Err(_) => 0,
         })
         .sum()
-}
-
-fn write_definitions(
-    m: &Measurement,
-    defs: &mut GlobalDefWriter,
-    locations: &[&'static super::location::LocationCell],
-    events: &[u64],
-    resolution: u64,
-    end_time: u64,
-) {
-    let mut registry = REGISTRY.lock();
-    // Every string first: the python reader needs definitions before their users.
-    let s_empty = registry.string("");
-    let s_openmp = registry.string("OpenMP");
-    let s_template = registry.string("Thread team ${id}");
-    let s_machine = registry.string("machine");
-    let s_machine_name = registry.string("Linux");
-    let s_node = registry.string("node");
-    let s_host = registry.string(&super::hostname());
-    let s_process = registry.string("Process");
-    let s_thread_id = registry.string("ThreadId");
-    let s_thread_id_description = registry.string("Thread identifier");
-    let location_names: Vec<u32> = locations
-        .iter()
-        // SAFETY: recording has stopped; names are only read.
-        .map(|cell| registry.string(&unsafe { cell.get() }.name))
-        .collect();
-
-    defs.write(&GlobalDef::ClockProperties {
-        timer_resolution: resolution,
-        global_offset: m.start.ticks,
-        trace_length: end_time.saturating_sub(m.start.ticks),
-        realtime_timestamp: m.start_realtime_ns,
-    });
-    for (id, string) in registry.strings().iter().enumerate() {
-        defs.write(&GlobalDef::String {
-            id: id as u32,
-            string: string.clone(),
-        });
-    }
-    defs.write(&GlobalDef::Paradigm {
-        paradigm: Paradigm::OPENMP,
-        name: s_openmp,
-        paradigm_class: ParadigmClass::THREAD_FORK_JOIN,
-    });
-    defs.write(&GlobalDef::ParadigmProperty {
-        paradigm: Paradigm::OPENMP,
-        property: ParadigmProperty::COMM_NAME_TEMPLATE,
-        value: TypedValue::reference(Type::STRING, s_template as u64),
-    });
-    defs.write(&GlobalDef::Attribute {
-        id: super::location::THREAD_ID_ATTRIBUTE,
-        name: s_thread_id,
-        description: s_thread_id_description,
-        attribute_type: Type::UINT64,
-    });
-    defs.write(&GlobalDef::SystemTreeNode {
-        id: 0,
-        name: s_machine_name,
-        class_name: s_machine,
-        parent: UNDEFINED_U32,
-    });
-    defs.write(&GlobalDef::SystemTreeNode {
-        id: 1,
-        name: s_host,
-        class_name: s_node,
-        parent: 0,
-    });
-    defs.write(&GlobalDef::SystemTreeNodeDomain {
-        node: 1,
-        domain: SystemTreeDomain::SHARED_MEMORY,
-    });
-    defs.write(&GlobalDef::LocationGroup {
-        id: 0,
-        name: s_process,
-        location_group_type: LocationGroupType::PROCESS,
-        system_tree_parent: 1,
-        creating_location_group: UNDEFINED_U32,
-    });
-    for (number, name) in location_names.iter().enumerate() {
-        defs.write(&GlobalDef::Location {
-            id: number as u64,
-            name: *name,
-            location_type: LocationType::CPU_THREAD,
-            number_of_events: events[number],
-            location_group: 0,
-        });
-    }
-    for (id, r) in registry.regions().iter().enumerate() {
-        defs.write(&GlobalDef::Region {
-            id: id as u32,
-            name: r.name,
-            canonical_name: r.name,
-            description: s_empty,
-            region_role: r.role,
-            paradigm: r.paradigm,
-            region_flags: RegionFlag::NONE,
-            source_file: r.file,
-            begin_line: r.begin_line,
-            end_line: r.end_line,
-        });
-    }
-    drop(registry);
-    // All thread locations, in location order: a team group's members are positions in it.
-    defs.write(&GlobalDef::Group {
-        id: 0,
-        name: s_openmp,
-        group_type: GroupType::COMM_LOCATIONS,
-        paradigm: Paradigm::OPENMP,
-        group_flags: GroupFlag::NONE,
-        members: (0..locations.len() as u64).collect(),
-    });
-    let teams = m.teams();
-    for team in &teams {
-        defs.write(&GlobalDef::Group {
-            id: team.comm + 1,
-            name: s_empty,
-            group_type: GroupType::COMM_GROUP,
-            paradigm: Paradigm::OPENMP,
-            group_flags: GroupFlag::NONE,
-            members: team
-                .members()
-                .into_iter()
-                .filter(|&l| l != u32::MAX)
-                .map(u64::from)
-                .collect(),
-        });
-    }
-    for team in &teams {
-        defs.write(&GlobalDef::Comm {
-            id: team.comm,
-            name: UNDEFINED_U32,
-            group: team.comm + 1,
-            parent: team.parent_comm,
-            flags: CommFlag::NONE,
-        });
-    }
 }

@@ -84,6 +84,7 @@ impl Registry {
         let id = self.strings.len() as u32;
         self.strings.push(s.to_string());
         self.string_ids.insert(s.to_string(), id);
+        super::journal::record_string(id, s);
         id
     }
 
@@ -115,6 +116,10 @@ impl Registry {
         }
         let id = self.regions.len() as u32;
         self.regions.push(def.clone());
+        super::journal::record(&super::definitions::Fact::Region {
+            id,
+            def: def.clone(),
+        });
         self.region_ids.insert(def, id);
         id
     }

@@ -47,6 +47,11 @@ impl Team {
         if let Some(slot) = self.members.get(thread as usize) {
             if slot.load(Ordering::Relaxed) != location {
                 slot.store(location, Ordering::Relaxed);
+                super::journal::record(&super::definitions::Fact::Member {
+                    comm: self.comm,
+                    thread,
+                    location,
+                });
             }
         }
     }

@@ -1,18 +1,26 @@
 //! Archive layout on disk: `DIR/NAME.otf2` (anchor), `DIR/NAME.def` (global definitions) and
-//! `DIR/NAME/<L>.evt|.def|.snap` per location.
+//! `DIR/NAME/<L>.evt|.def|.snap` per location; while it is written, `DIR/.NAME.lock` (held by
+//! the one process writing it) and `DIR/.NAME.reserve` (room for the definitions and the anchor
+//! on a disk that fills up meanwhile).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::anchor::Anchor;
+use super::archive_lock::ArchiveLock;
 use super::background::{BackgroundSink, BackgroundWriter};
 use super::chunk::{validate_chunk_size, FileSink};
+use super::chunk_file::ChunkFile;
 use super::defs::{GlobalDefWriter, LocalDefWriter};
 use super::events::{EventWriter, SnapWriter};
 
+/// Disk space set aside at the start for the definitions and the anchor, given back just before
+/// they are written: a trace whose events filled the disk can still be finished (or recovered).
+const RESERVE_BYTES: usize = 256 * 1024;
+
 /// Settings fixed for the whole archive.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ArchiveConfig {
     pub event_chunk_size: usize,
     pub def_chunk_size: usize,
@@ -46,11 +54,14 @@ pub struct ArchiveWriter {
     name: String,
     config: ArchiveConfig,
     snapshots: u32,
+    _lock: ArchiveLock,
 }
 
 impl ArchiveWriter {
-    /// Creates `dir` (and parents) and `dir/name/`. Fails if `dir/name.otf2` already exists,
-    /// so an existing trace is never overwritten.
+    /// Creates `dir` (and parents) and `dir/name/`, and takes the archive's lock for as long as
+    /// the writer lives. Fails if `dir/name.otf2` already exists, so an existing trace is never
+    /// overwritten, and with [`io::ErrorKind::WouldBlock`] (naming the process) while another
+    /// process writes the same archive.
     pub fn create(dir: &Path, name: &str, config: ArchiveConfig) -> io::Result<Self> {
         validate_chunk_size(config.event_chunk_size)?;
         validate_chunk_size(config.def_chunk_size)?;
@@ -61,11 +72,13 @@ impl ArchiveWriter {
             ));
         }
         fs::create_dir_all(dir)?;
+        let lock = ArchiveLock::take(&dir.join(format!(".{name}.lock")))?;
         let writer = Self {
             dir: dir.to_path_buf(),
             name: name.to_string(),
             config,
             snapshots: 0,
+            _lock: lock,
         };
         if writer.anchor_path().exists() {
             return Err(io::Error::new(
@@ -74,7 +87,22 @@ impl ArchiveWriter {
             ));
         }
         fs::create_dir_all(writer.location_dir())?;
+        writer.reserve_space()?;
         Ok(writer)
+    }
+
+    fn reserve_path(&self) -> PathBuf {
+        self.dir.join(format!(".{}.reserve", self.name))
+    }
+
+    /// Sets [`RESERVE_BYTES`] aside, unless a reserve is already there (left by a killed run).
+    fn reserve_space(&self) -> io::Result<()> {
+        let path = self.reserve_path();
+        if fs::metadata(&path).is_ok_and(|m| m.len() >= RESERVE_BYTES as u64) {
+            return Ok(());
+        }
+        // Written, not just sized: a file with a hole reserves nothing.
+        write_file(&path, &vec![0u8; RESERVE_BYTES])
     }
 
     pub fn config(&self) -> &ArchiveConfig {
@@ -108,7 +136,7 @@ impl ArchiveWriter {
     }
 
     pub fn event_writer(&self, location: u64) -> io::Result<EventWriter<FileSink>> {
-        let file = Self::create_file(&self.event_path(location))?;
+        let file = ChunkFile::create(&self.event_path(location))?;
         Ok(EventWriter::new(
             self.config.event_chunk_size,
             FileSink::new(file),
@@ -125,7 +153,7 @@ impl ArchiveWriter {
         memory_chunk_size: usize,
         buffers: usize,
     ) -> io::Result<EventWriter<BackgroundSink>> {
-        let file = Self::create_file(&self.event_path(location))?;
+        let file = ChunkFile::create(&self.event_path(location))?;
         let file_chunk = self.config.event_chunk_size;
         let size = memory_chunk_size.min(file_chunk);
         Ok(EventWriter::new(
@@ -136,7 +164,7 @@ impl ArchiveWriter {
 
     /// Snapshots use the event chunk size. Call [`ArchiveWriter::set_snapshot_count`] too.
     pub fn snap_writer(&self, location: u64) -> io::Result<SnapWriter<FileSink>> {
-        let file = Self::create_file(&self.snap_path(location))?;
+        let file = ChunkFile::create(&self.snap_path(location))?;
         Ok(SnapWriter::new(
             self.config.event_chunk_size,
             FileSink::new(file),
@@ -176,6 +204,7 @@ impl ArchiveWriter {
         anchor.properties = self.config.properties.clone();
         anchor.trace_id = self.config.trace_id;
         anchor.number_of_snapshots = self.snapshots;
+        let _ = fs::remove_file(self.reserve_path());
         write_file(&self.global_def_path(), &defs.finish())?;
         for &location in locations {
             if !self.event_path(location).exists() {

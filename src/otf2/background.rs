@@ -1,22 +1,30 @@
-//! A writer thread that appends full chunks to their files while the producers go on encoding.
+//! A writer thread that writes full chunks to their files while the producers go on encoding.
 //!
 //! One thread serves any number of files. Each file's [`BackgroundSink`] owns a bounded pool of
 //! chunk buffers: a full chunk is queued to the thread, and the producer continues in a free
 //! buffer, which only blocks when all of the file's buffers are still queued (the disk is
 //! slower than the program). Memory per file is therefore at most `buffers × chunk size`.
 //!
-//! In-memory chunks may be smaller than the file's chunk size (OTF2 readers require at least
-//! 256 KiB): each one is then followed by a hole up to the next file chunk boundary, which reads
-//! as END_OF_CHUNK padding and takes no disk space.
+//! A sink may keep its first full chunks in memory ([`BackgroundSink::keep_in_memory`]): a
+//! stream that fits is written at its end, and the writer thread takes no CPU time from a
+//! program that uses every core while it runs; past that budget all kept chunks are queued at
+//! once and from then on every full chunk as it fills. Kept chunks are lost if the process is
+//! killed.
+//!
+//! Each chunk is written at its own offset (`index × file chunk size`) with one write, so a file
+//! only ever holds whole chunks. In-memory chunks may be smaller than the file's chunk size
+//! (OTF2 readers require at least 256 KiB): each one is then followed by a hole up to the next
+//! file chunk boundary, which reads as END_OF_CHUNK padding and takes no disk space.
 
-use std::fs::File;
-use std::io::{self, Seek, SeekFrom, Write};
+use std::collections::VecDeque;
+use std::io;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::chunk::ChunkSink;
+use super::chunk_file::ChunkFile;
 
 enum Job {
     Chunk {
@@ -28,8 +36,18 @@ enum Job {
     Barrier(Sender<()>),
 }
 
+/// Runs in the writer thread before it writes a chunk, e.g. to save what the chunk refers to
+/// first. An error keeps the chunk from the disk (and is reported for its file).
+pub type BeforeWrite = Box<dyn FnMut() -> io::Result<()> + Send>;
+
+struct Output {
+    file: ChunkFile,
+    /// Where the next chunk goes.
+    offset: u64,
+}
+
 struct Target {
-    file: Mutex<Option<File>>,
+    output: Mutex<Option<Output>>,
     /// Chunk size of the file; larger than the in-memory chunks when they are padded.
     file_chunk_size: usize,
     error: Mutex<Option<io::Error>>,
@@ -44,6 +62,11 @@ pub struct BackgroundWriter {
 
 impl BackgroundWriter {
     pub fn spawn(name: &str) -> io::Result<Self> {
+        Self::spawn_with(name, Box::new(|| Ok(())))
+    }
+
+    /// A writer thread that calls `before_write` before every chunk it writes.
+    pub fn spawn_with(name: &str, mut before_write: BeforeWrite) -> io::Result<Self> {
         let (queue, jobs) = mpsc::channel::<Job>();
         let thread = std::thread::Builder::new()
             .name(name.to_string())
@@ -51,7 +74,10 @@ impl BackgroundWriter {
                 for job in jobs {
                     match job {
                         Job::Chunk { target, chunk, len } => {
-                            write_chunk(&target, &chunk[..len], len == chunk.len());
+                            match before_write() {
+                                Ok(()) => write_chunk(&target, &chunk[..len], len == chunk.len()),
+                                Err(e) => keep_first_error(&target, e),
+                            }
                             // The producer may be gone (finished); then the buffer is just freed.
                             let _ = target.free.send(chunk);
                         }
@@ -67,27 +93,32 @@ impl BackgroundWriter {
         })
     }
 
-    /// A sink appending to `file` with at most `buffers` chunks of `chunk_size` in flight;
+    /// A sink writing to `file` with at most `buffers` chunks of `chunk_size` in memory;
     /// `file_chunk_size` (≥ `chunk_size`) is the chunk size the anchor file announces.
     pub fn sink(
         &self,
-        file: File,
+        file: ChunkFile,
         chunk_size: usize,
         file_chunk_size: usize,
         buffers: usize,
     ) -> BackgroundSink {
         let (free_tx, free_rx) = mpsc::channel();
+        let buffers = buffers.max(2);
         BackgroundSink {
             queue: self.queue.clone().expect("writer running"),
             target: Arc::new(Target {
-                file: Mutex::new(Some(file)),
+                output: Mutex::new(Some(Output { file, offset: 0 })),
                 file_chunk_size: file_chunk_size.max(chunk_size),
                 error: Mutex::new(None),
                 free: free_tx,
             }),
             free: free_rx,
             chunk_size,
-            buffers_left: buffers.max(2) - 1,
+            buffers_left: buffers - 1,
+            kept: VecDeque::new(),
+            keep: 0,
+            max_keep: buffers - 1,
+            in_flight: 0,
             waited: Duration::ZERO,
             waits: 0,
             clock: None,
@@ -115,24 +146,27 @@ impl Drop for BackgroundWriter {
     }
 }
 
-/// Appends a chunk; a full chunk smaller than the file's chunk size is padded with a hole.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn keep_first_error(target: &Target, e: io::Error) {
+    lock(&target.error).get_or_insert(e);
+}
+
+/// Writes a chunk at the file's next chunk offset; after a full chunk smaller than the file's
+/// chunk size the next one starts at the next file chunk boundary. After the first error
+/// nothing more is written, so the file keeps only whole chunks and no gap.
 fn write_chunk(target: &Target, bytes: &[u8], full: bool) {
-    let mut error = target.error.lock().unwrap_or_else(|e| e.into_inner());
+    let mut error = lock(&target.error);
     if error.is_some() {
         return;
     }
-    let mut file = target.file.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(f) = file.as_mut() {
-        let pad = target.file_chunk_size - bytes.len();
-        let result = f.write_all(bytes).and_then(|()| {
-            if full && pad > 0 {
-                f.seek(SeekFrom::Current(pad as i64)).map(drop)
-            } else {
-                Ok(())
-            }
-        });
-        if let Err(e) = result {
-            *error = Some(e);
+    if let Some(out) = lock(&target.output).as_mut() {
+        match out.file.write_at(out.offset, bytes) {
+            Ok(()) if full => out.offset += target.file_chunk_size as u64,
+            Ok(()) => out.offset += bytes.len() as u64,
+            Err(e) => *error = Some(e),
         }
     }
 }
@@ -145,6 +179,13 @@ pub struct BackgroundSink {
     chunk_size: usize,
     /// Buffers that may still be allocated before the producer has to wait for a free one.
     buffers_left: usize,
+    /// Full chunks held back from the writer thread, oldest first.
+    kept: VecDeque<(Box<[u8]>, usize)>,
+    keep: usize,
+    /// The buffer being filled is never kept back.
+    max_keep: usize,
+    /// Chunks queued to the writer thread whose buffer has not come back yet.
+    in_flight: usize,
     waited: Duration,
     waits: u64,
     /// The producer's clock, to report when a wait ended (see `ChunkSink::stall_end`).
@@ -163,10 +204,19 @@ impl BackgroundSink {
     pub fn set_stall_clock(&mut self, clock: fn() -> u64) {
         self.clock = Some(clock);
     }
-}
 
-impl ChunkSink for BackgroundSink {
-    fn submit(&mut self, chunk: Box<[u8]>, len: usize) -> Box<[u8]> {
+    /// Keeps the first `chunks` full chunks (at most the pool size less one) from the writer
+    /// thread until `finish`, or until one more fills up: then all of them are queued, and
+    /// every later chunk as soon as it is full.
+    pub fn keep_in_memory(&mut self, chunks: usize) {
+        self.keep = chunks.min(self.max_keep);
+    }
+
+    fn queue_oldest(&mut self) {
+        let Some((chunk, len)) = self.kept.pop_front() else {
+            return;
+        };
+        self.in_flight += 1;
         let job = Job::Chunk {
             target: self.target.clone(),
             chunk,
@@ -175,24 +225,49 @@ impl ChunkSink for BackgroundSink {
         if let Err(mpsc::SendError(Job::Chunk { target, chunk, len })) = self.queue.send(job) {
             // The writer thread is gone: write here so nothing is lost.
             write_chunk(&target, &chunk[..len], len == chunk.len());
-            return chunk;
+            let _ = target.free.send(chunk);
         }
+    }
+
+    fn free_buffer(&mut self) -> Box<[u8]> {
         if let Ok(buffer) = self.free.try_recv() {
+            self.in_flight -= 1;
             return buffer;
         }
         if self.buffers_left > 0 {
             self.buffers_left -= 1;
             return vec![0u8; self.chunk_size].into_boxed_slice();
         }
+        if self.in_flight == 0 {
+            // Every buffer is kept back: the oldest has to go now.
+            self.queue_oldest();
+        }
         let start = Instant::now();
-        let buffer = self
-            .free
-            .recv()
-            .unwrap_or_else(|_| vec![0u8; self.chunk_size].into());
+        let buffer = match self.free.recv() {
+            Ok(buffer) => {
+                self.in_flight -= 1;
+                buffer
+            }
+            Err(_) => vec![0u8; self.chunk_size].into(),
+        };
         self.waited += start.elapsed();
         self.waits += 1;
         self.stalled_until = self.clock.map(|now| now());
         buffer
+    }
+}
+
+impl ChunkSink for BackgroundSink {
+    fn submit(&mut self, chunk: Box<[u8]>, len: usize) -> Box<[u8]> {
+        self.kept.push_back((chunk, len));
+        if self.kept.len() > self.keep {
+            // Past the budget: write in the background from now on.
+            self.keep = 0;
+            while !self.kept.is_empty() {
+                self.queue_oldest();
+            }
+        }
+        self.free_buffer()
     }
 
     fn stall_end(&mut self) -> Option<u64> {
@@ -200,24 +275,65 @@ impl ChunkSink for BackgroundSink {
     }
 
     fn finish(&mut self) -> io::Result<()> {
+        while !self.kept.is_empty() {
+            self.queue_oldest();
+        }
         let (tx, rx) = mpsc::channel();
         if self.queue.send(Job::Barrier(tx)).is_ok() {
             let _ = rx.recv();
         }
-        self.target
-            .file
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take();
-        match self
-            .target
-            .error
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-        {
+        lock(&self.target.output).take();
+        match lock(&self.target.error).take() {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kept_chunks_reach_the_file_only_past_the_budget_or_at_the_end() {
+        let dir = std::env::temp_dir().join(format!("background-keep-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let writer = BackgroundWriter::spawn("keep-test").unwrap();
+        let on_disk = |path: &std::path::Path| {
+            writer.drain();
+            std::fs::metadata(path).unwrap().len()
+        };
+        let chunk = || vec![7u8; 4096].into_boxed_slice();
+
+        let kept = dir.join("kept.evt");
+        let mut sink = writer.sink(ChunkFile::create(&kept).unwrap(), 4096, 4096, 8);
+        sink.keep_in_memory(3);
+        for _ in 0..3 {
+            sink.submit(chunk(), 4096);
+        }
+        assert_eq!(on_disk(&kept), 0, "within the budget nothing is written");
+        sink.submit(chunk(), 4096);
+        assert_eq!(
+            on_disk(&kept),
+            4 * 4096,
+            "past it, everything kept is written"
+        );
+        sink.submit(chunk(), 4096);
+        assert_eq!(on_disk(&kept), 5 * 4096, "and then every chunk at once");
+        sink.finish().unwrap();
+
+        let short = dir.join("short.evt");
+        let mut sink = writer.sink(ChunkFile::create(&short).unwrap(), 4096, 4096, 8);
+        sink.keep_in_memory(3);
+        sink.submit(chunk(), 4096);
+        sink.submit(chunk(), 100);
+        assert_eq!(on_disk(&short), 0);
+        sink.finish().unwrap();
+        assert_eq!(
+            on_disk(&short),
+            4096 + 100,
+            "a stream that fits is written at its end"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -3,8 +3,9 @@
 //!
 //! Every non-final chunk is exactly `chunk_size` bytes; a record never straddles two chunks.
 
-use std::fs::File;
-use std::io::{self, Write};
+use std::io;
+
+use super::chunk_file::ChunkFile;
 
 pub const CHUNK_HEADER: u8 = 0x03;
 pub const LITTLE_ENDIAN: u8 = 0x42;
@@ -53,15 +54,15 @@ pub trait ChunkSink {
     }
 }
 
-/// Writes chunks straight to a file with one `write` each.
+/// Writes chunks straight to a file, one after the other, each with its own write.
 pub struct FileSink {
-    file: Option<File>,
+    file: Option<ChunkFile>,
     error: Option<io::Error>,
     bytes_written: u64,
 }
 
 impl FileSink {
-    pub fn new(file: File) -> Self {
+    pub fn new(file: ChunkFile) -> Self {
         Self {
             file: Some(file),
             error: None,
@@ -76,8 +77,8 @@ impl FileSink {
 impl ChunkSink for FileSink {
     fn submit(&mut self, chunk: Box<[u8]>, len: usize) -> Box<[u8]> {
         if self.error.is_none() {
-            if let Some(file) = self.file.as_mut() {
-                match file.write_all(&chunk[..len]) {
+            if let Some(file) = self.file.as_ref() {
+                match file.write_at(self.bytes_written, &chunk[..len]) {
                     Ok(()) => self.bytes_written += len as u64,
                     Err(e) => self.error = Some(e),
                 }
@@ -90,8 +91,8 @@ impl ChunkSink for FileSink {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        // Closing is enough: the data is in the kernel, and forcing it to disk would cost the
-        // traced program far more than it gains.
+        // Every chunk is already in the kernel; forcing it to disk would cost the traced program
+        // far more than it gains.
         self.file.take();
         Ok(())
     }
@@ -134,6 +135,7 @@ pub struct DefChunks {
     bytes: Vec<u8>,
     chunk_start: usize,
     records: u64,
+    oversized: u64,
 }
 
 impl DefChunks {
@@ -143,6 +145,7 @@ impl DefChunks {
             bytes: Vec::new(),
             chunk_start: 0,
             records: 0,
+            oversized: 0,
         };
         s.start_chunk();
         s
@@ -154,10 +157,16 @@ impl DefChunks {
         write_chunk_header(&mut self.bytes[self.chunk_start..], 1, 0);
     }
 
-    /// Appends one framed record (`id`, length, `payload`).
+    /// Appends one framed record (`id`, length, `payload`). A record that does not fit into an
+    /// empty chunk is left out and counted (see [`DefChunks::oversized`]): readers reject a
+    /// record that straddles two chunks, and the chunk size is fixed for the whole archive.
     pub fn add(&mut self, id: u8, payload: &[u8]) {
         let long = payload.len() >= 255;
         let need = 1 + if long { 9 } else { 1 } + payload.len();
+        if need >= self.chunk_size - CHUNK_HEADER_LEN {
+            self.oversized += 1;
+            return;
+        }
         let used = self.bytes.len() - self.chunk_start;
         if need >= self.chunk_size - used && used > CHUNK_HEADER_LEN {
             // END_OF_CHUNK and zero padding up to the chunk size.
@@ -171,6 +180,11 @@ impl DefChunks {
 
     pub fn records(&self) -> u64 {
         self.records
+    }
+
+    /// Records left out because they are larger than a chunk.
+    pub fn oversized(&self) -> u64 {
+        self.oversized
     }
 
     /// The finished file: END_OF_FILE and END_OF_BUFFER after the last record.

@@ -25,13 +25,21 @@ impl GlobalDefWriter {
         }
     }
 
+    /// Writes a definition; one larger than a definition chunk is left out and counted (see
+    /// [`GlobalDefWriter::oversized`]).
     pub fn write(&mut self, def: &GlobalDef) {
-        if matches!(def, GlobalDef::Location { .. }) {
-            self.locations += 1;
-        }
         self.payload.clear();
         def.encode_payload(&mut self.payload);
+        let before = self.chunks.records();
         self.chunks.add(def.record_id(), &self.payload);
+        if self.chunks.records() > before && matches!(def, GlobalDef::Location { .. }) {
+            self.locations += 1;
+        }
+    }
+
+    /// Definitions left out because they are larger than a definition chunk.
+    pub fn oversized(&self) -> u64 {
+        self.chunks.oversized()
     }
 
     /// Number of records written (the anchor's global definition count).

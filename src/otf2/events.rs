@@ -35,6 +35,7 @@ pub struct TimedChunks<S: ChunkSink> {
     payload: Vec<u8>,
     scratch: Vec<u8>,
     clamped_timestamps: u64,
+    oversized: u64,
 }
 
 impl<S: ChunkSink> TimedChunks<S> {
@@ -58,6 +59,7 @@ impl<S: ChunkSink> TimedChunks<S> {
             payload: Vec::with_capacity(64),
             scratch: Vec::with_capacity(64),
             clamped_timestamps: 0,
+            oversized: 0,
         };
         s.start_chunk();
         s
@@ -74,6 +76,11 @@ impl<S: ChunkSink> TimedChunks<S> {
     /// the predecessor's time instead (a location's timestamps must never decrease).
     pub fn clamped_timestamps(&self) -> u64 {
         self.clamped_timestamps
+    }
+    /// Records left out because, with their timestamp, they are larger than a chunk (a record
+    /// may not straddle two chunks, and the chunk size is fixed for the whole file).
+    pub fn oversized_records(&self) -> u64 {
+        self.oversized
     }
     pub fn sink(&self) -> &S {
         &self.sink
@@ -246,13 +253,16 @@ impl<S: ChunkSink> TimedChunks<S> {
         }
         self.payload = payload;
         let space = TIMESTAMP_BOUND + framed.len();
-        // A record that cannot fit into any chunk is dropped: OTF2 records never straddle chunks.
+        // A record that cannot fit into any chunk is dropped and counted (reported at the end):
+        // OTF2 records never straddle chunks.
         if space < self.chunk.len() - CHUNK_HEADER_LEN {
             self.reserve(bound.max(space), time);
             self.timestamp(time);
             self.chunk[self.pos..self.pos + framed.len()].copy_from_slice(&framed);
             self.pos += framed.len();
             self.events += 1;
+        } else {
+            self.oversized += 1;
         }
         self.scratch = framed;
     }
@@ -300,6 +310,10 @@ impl<S: ChunkSink> EventWriter<S> {
     }
     pub fn clamped_timestamps(&self) -> u64 {
         self.chunks.clamped_timestamps()
+    }
+    /// Events left out because they are larger than a chunk.
+    pub fn oversized_events(&self) -> u64 {
+        self.chunks.oversized_records()
     }
     pub fn sink(&self) -> &S {
         self.chunks.sink()

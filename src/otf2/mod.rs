@@ -7,12 +7,15 @@
 
 pub mod anchor;
 pub mod archive;
+pub mod archive_lock;
 pub mod background;
 pub mod chunk;
+pub mod chunk_file;
 pub mod defs;
 pub mod events;
 pub mod reader;
 pub mod records;
+pub mod recovery;
 pub mod types;
 pub mod wire;
 
@@ -20,6 +23,7 @@ pub use anchor::Anchor;
 pub use archive::{ArchiveConfig, ArchiveWriter};
 pub use background::{BackgroundSink, BackgroundWriter};
 pub use chunk::{ChunkSink, FileSink, VecSink};
+pub use chunk_file::ChunkFile;
 pub use defs::{GlobalDefWriter, LocalDefWriter};
 pub use events::{EventWriter, SnapWriter, TimedChunks};
 pub use reader::{ArchiveReader, EventRecord, ReadError, SnapshotRecord};

@@ -1,0 +1,285 @@
+//! The global definitions of a trace as one state, built from the journal's facts (see
+//! `journal.rs`) and written as the reference lays them out (semantics doc 4.5). The end of a
+//! run and `pomptrace recover` both write the definitions from this state, so the two cannot
+//! drift apart.
+
+use std::collections::HashMap;
+
+use super::clock::{ClockKind, Sample};
+use super::regions::RegionDef;
+use crate::otf2::*;
+
+/// What is fixed when the measurement starts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Start {
+    pub clock: ClockKind,
+    pub sample: Sample,
+    pub realtime_ns: u64,
+    /// Size of the in-memory event chunks (the file chunk size is in `archive`).
+    pub memory_chunk_size: u64,
+    pub archive: ArchiveConfig,
+    pub hostname: String,
+}
+
+/// One thread team: a Comm and the COMM_GROUP of its members.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TeamDef {
+    pub comm: u32,
+    pub size: u32,
+    pub parent_comm: u32,
+    /// Location number of each member by thread number (u32::MAX: not seen).
+    pub members: Vec<u32>,
+}
+
+/// One definition as it is created, in the order it is created.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fact {
+    Start(Start),
+    String {
+        id: u32,
+        text: String,
+    },
+    Region {
+        id: u32,
+        def: RegionDef,
+    },
+    Location {
+        id: u32,
+        name: u32,
+    },
+    Team {
+        comm: u32,
+        size: u32,
+        parent_comm: u32,
+    },
+    Member {
+        comm: u32,
+        thread: u32,
+        location: u32,
+    },
+    /// A later clock sample: the timer resolution and trace length of a run that never ended.
+    Clock(Sample),
+}
+
+/// Every definition known so far.
+#[derive(Default)]
+pub struct Definitions {
+    pub start: Option<Start>,
+    strings: Vec<String>,
+    string_ids: HashMap<String, u32>,
+    regions: Vec<RegionDef>,
+    /// Name (string id) of each location, by location number.
+    locations: Vec<u32>,
+    teams: Vec<TeamDef>,
+    pub last_clock: Option<Sample>,
+}
+
+impl Definitions {
+    pub fn apply(&mut self, fact: Fact) {
+        match fact {
+            Fact::Start(start) => self.start = Some(start),
+            Fact::String { id, text } => {
+                if id as usize == self.strings.len() {
+                    self.string_ids.entry(text.clone()).or_insert(id);
+                    self.strings.push(text);
+                }
+            }
+            Fact::Region { id, def } => {
+                if id as usize == self.regions.len() {
+                    self.regions.push(def);
+                }
+            }
+            Fact::Location { id, name } => {
+                if id as usize == self.locations.len() {
+                    self.locations.push(name);
+                }
+            }
+            Fact::Team {
+                comm,
+                size,
+                parent_comm,
+            } => {
+                if comm as usize == self.teams.len() {
+                    self.teams.push(TeamDef {
+                        comm,
+                        size,
+                        parent_comm,
+                        members: vec![u32::MAX; size as usize],
+                    });
+                }
+            }
+            Fact::Member {
+                comm,
+                thread,
+                location,
+            } => {
+                if let Some(slot) = self
+                    .teams
+                    .get_mut(comm as usize)
+                    .and_then(|t| t.members.get_mut(thread as usize))
+                {
+                    *slot = location;
+                }
+            }
+            Fact::Clock(sample) => self.last_clock = Some(sample),
+        }
+    }
+
+    pub fn locations(&self) -> usize {
+        self.locations.len()
+    }
+
+    /// The id of `s`, defining it if new (the fixed strings of the definitions below).
+    fn string(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.string_ids.get(s) {
+            return id;
+        }
+        let id = self.strings.len() as u32;
+        self.apply(Fact::String {
+            id,
+            text: s.to_string(),
+        });
+        id
+    }
+
+    /// Writes every definition: `events` is the event count of each location, `resolution`
+    /// the ticks per second, `end_time` the last tick of the trace.
+    pub fn write_global_defs(
+        &mut self,
+        defs: &mut GlobalDefWriter,
+        events: &[u64],
+        resolution: u64,
+        end_time: u64,
+    ) -> Result<(), String> {
+        let start = self
+            .start
+            .clone()
+            .ok_or("the journal does not say how the measurement started")?;
+        // Every string first: the python reader needs definitions before their users.
+        let s_empty = self.string("");
+        let s_openmp = self.string("OpenMP");
+        let s_template = self.string("Thread team ${id}");
+        let s_machine = self.string("machine");
+        let s_machine_name = self.string("Linux");
+        let s_node = self.string("node");
+        let s_host = self.string(&start.hostname);
+        let s_process = self.string("Process");
+        let s_thread_id = self.string("ThreadId");
+        let s_thread_id_description = self.string("Thread identifier");
+
+        defs.write(&GlobalDef::ClockProperties {
+            timer_resolution: resolution,
+            global_offset: start.sample.ticks,
+            trace_length: end_time.saturating_sub(start.sample.ticks),
+            realtime_timestamp: start.realtime_ns,
+        });
+        for (id, string) in self.strings.iter().enumerate() {
+            defs.write(&GlobalDef::String {
+                id: id as u32,
+                string: string.clone(),
+            });
+        }
+        defs.write(&GlobalDef::Paradigm {
+            paradigm: Paradigm::OPENMP,
+            name: s_openmp,
+            paradigm_class: ParadigmClass::THREAD_FORK_JOIN,
+        });
+        defs.write(&GlobalDef::ParadigmProperty {
+            paradigm: Paradigm::OPENMP,
+            property: ParadigmProperty::COMM_NAME_TEMPLATE,
+            value: TypedValue::reference(Type::STRING, s_template as u64),
+        });
+        defs.write(&GlobalDef::Attribute {
+            id: super::location::THREAD_ID_ATTRIBUTE,
+            name: s_thread_id,
+            description: s_thread_id_description,
+            attribute_type: Type::UINT64,
+        });
+        defs.write(&GlobalDef::SystemTreeNode {
+            id: 0,
+            name: s_machine_name,
+            class_name: s_machine,
+            parent: UNDEFINED_U32,
+        });
+        defs.write(&GlobalDef::SystemTreeNode {
+            id: 1,
+            name: s_host,
+            class_name: s_node,
+            parent: 0,
+        });
+        defs.write(&GlobalDef::SystemTreeNodeDomain {
+            node: 1,
+            domain: SystemTreeDomain::SHARED_MEMORY,
+        });
+        defs.write(&GlobalDef::LocationGroup {
+            id: 0,
+            name: s_process,
+            location_group_type: LocationGroupType::PROCESS,
+            system_tree_parent: 1,
+            creating_location_group: UNDEFINED_U32,
+        });
+        for (number, &name) in self.locations.iter().enumerate() {
+            defs.write(&GlobalDef::Location {
+                id: number as u64,
+                name,
+                location_type: LocationType::CPU_THREAD,
+                number_of_events: events.get(number).copied().unwrap_or(0),
+                location_group: 0,
+            });
+        }
+        for (id, r) in self.regions.iter().enumerate() {
+            defs.write(&GlobalDef::Region {
+                id: id as u32,
+                name: r.name,
+                canonical_name: r.name,
+                description: s_empty,
+                region_role: r.role,
+                paradigm: r.paradigm,
+                region_flags: RegionFlag::NONE,
+                source_file: r.file,
+                begin_line: r.begin_line,
+                end_line: r.end_line,
+            });
+        }
+        // All thread locations, in location order: a team group's members are positions in it.
+        defs.write(&GlobalDef::Group {
+            id: 0,
+            name: s_openmp,
+            group_type: GroupType::COMM_LOCATIONS,
+            paradigm: Paradigm::OPENMP,
+            group_flags: GroupFlag::NONE,
+            members: (0..self.locations.len() as u64).collect(),
+        });
+        for team in &self.teams {
+            defs.write(&GlobalDef::Group {
+                id: team.comm + 1,
+                name: s_empty,
+                group_type: GroupType::COMM_GROUP,
+                paradigm: Paradigm::OPENMP,
+                group_flags: GroupFlag::NONE,
+                members: team
+                    .members
+                    .iter()
+                    .filter(|&&l| l != u32::MAX)
+                    .map(|&l| u64::from(l))
+                    .collect(),
+            });
+        }
+        for team in &self.teams {
+            defs.write(&GlobalDef::Comm {
+                id: team.comm,
+                name: UNDEFINED_U32,
+                group: team.comm + 1,
+                parent: team.parent_comm,
+                flags: CommFlag::NONE,
+            });
+        }
+        match defs.oversized() {
+            0 => Ok(()),
+            n => Err(format!(
+                "{n} definitions were larger than a definition chunk ({} bytes) and were left out",
+                start.archive.def_chunk_size
+            )),
+        }
+    }
+}

@@ -1,0 +1,480 @@
+//! The definition journal `DIR/traces.journal`: every definition is appended as a [`Fact`] as it
+//! is created, so that `pomptrace recover` can rebuild the global definitions of a run that was
+//! killed or ran out of space (event chunks reach the disk only after every fact they may refer
+//! to, see `Measurement::new`).
+//!
+//! Facts are collected in memory as they happen (any thread, under the registry lock or the
+//! team tables' locks: a few stores) and appended in batches by the writer thread before each
+//! event chunk, and at the end of the run, with one write each. A record is
+//! `length (u32) | body | FNV-1a of body (u32)`, so a write cut short by a kill or a full disk
+//! leaves at most a torn last record, which replaying drops. Every batch written is also
+//! decoded and applied to the in-memory [`Definitions`] the end of the run writes from: the
+//! normal end and recovery read the same facts the same way.
+
+use std::fs::OpenOptions;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use once_cell::sync::OnceCell;
+use parking_lot::Mutex;
+
+use super::clock::{ClockKind, Sample};
+use super::definitions::{Definitions, Fact, Start};
+use super::regions::{RegionDef, Registry};
+use crate::otf2::wire::{put_u32, put_u64, put_u8, DecodeResult, Decoder};
+use crate::otf2::{ArchiveConfig, Paradigm, RegionRole};
+
+/// First bytes of every journal file.
+const MAGIC: &[u8] = b"pomptrace journal 1\n";
+
+const START: u8 = 1;
+const STRING: u8 = 2;
+const REGION: u8 = 3;
+const LOCATION: u8 = 4;
+const TEAM: u8 = 5;
+const MEMBER: u8 = 6;
+const CLOCK: u8 = 7;
+
+/// The journal file name in an experiment directory.
+pub fn journal_path(experiment_dir: &Path) -> PathBuf {
+    experiment_dir.join("traces.journal")
+}
+
+pub struct Journal {
+    path: PathBuf,
+    /// Encoded facts not yet on disk.
+    pending: Mutex<Vec<u8>>,
+    saved: Mutex<Saved>,
+}
+
+struct Saved {
+    definitions: Definitions,
+    /// Why the file could not be written (then nothing more is written to it).
+    broken: Option<String>,
+}
+
+static JOURNAL: OnceCell<Journal> = OnceCell::new();
+
+/// Creates the journal at `path` with the start of the measurement and every string and region
+/// the registry already holds, and writes it. The caller holds the registry lock, so nothing
+/// defined meanwhile is missed: later definitions come through [`record`].
+pub fn start(path: PathBuf, start: Start, registry: &Registry) -> io::Result<&'static Journal> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&path)?;
+    file.write_all(MAGIC)?;
+    drop(file);
+    let mut pending = Vec::new();
+    encode(&Fact::Start(start), &mut pending);
+    for (id, text) in registry.strings().iter().enumerate() {
+        encode_string(id as u32, text, &mut pending);
+    }
+    for (id, def) in registry.regions().iter().enumerate() {
+        encode(
+            &Fact::Region {
+                id: id as u32,
+                def: def.clone(),
+            },
+            &mut pending,
+        );
+    }
+    let journal = Journal {
+        path,
+        pending: Mutex::new(pending),
+        saved: Mutex::new(Saved {
+            definitions: Definitions::default(),
+            broken: None,
+        }),
+    };
+    if JOURNAL.set(journal).is_err() {
+        return Err(io::Error::other("a journal was already started"));
+    }
+    let journal = JOURNAL.get().expect("just set");
+    journal.flush()?;
+    Ok(journal)
+}
+
+/// Notes a new definition (nothing before the journal started: [`start`] catches up).
+pub fn record(fact: &Fact) {
+    if let Some(j) = JOURNAL.get() {
+        encode(fact, &mut j.pending.lock());
+    }
+}
+
+/// [`record`] of a new string, without copying it first.
+pub fn record_string(id: u32, text: &str) {
+    if let Some(j) = JOURNAL.get() {
+        encode_string(id, text, &mut j.pending.lock());
+    }
+}
+
+impl Journal {
+    /// Appends what was recorded since the last flush and applies it to the definitions. An
+    /// error means the journal on disk is incomplete from now on (the definitions in memory
+    /// stay complete).
+    pub fn flush(&self) -> io::Result<()> {
+        let mut saved = self.saved.lock();
+        let bytes = std::mem::take(&mut *self.pending.lock());
+        if !bytes.is_empty() {
+            if saved.broken.is_none() {
+                if let Err(e) = append(&self.path, &bytes) {
+                    saved.broken = Some(e.to_string());
+                }
+            }
+            let (facts, _) = decode_records(&bytes);
+            for fact in facts {
+                saved.definitions.apply(fact);
+            }
+        }
+        match &saved.broken {
+            None => Ok(()),
+            Some(why) => Err(io::Error::other(format!(
+                "cannot write {}: {why}",
+                self.path.display()
+            ))),
+        }
+    }
+
+    /// Runs `f` on every definition flushed so far.
+    pub fn with_definitions<R>(&self, f: impl FnOnce(&mut Definitions) -> R) -> R {
+        f(&mut self.saved.lock().definitions)
+    }
+
+    /// The trace is complete: the journal is no longer needed.
+    pub fn remove(&self) {
+        let _ = std::fs::remove_file(&self.path);
+        self.saved
+            .lock()
+            .broken
+            .get_or_insert_with(|| "the trace was written".into());
+    }
+}
+
+/// One write at the end of the file; a failed write is cut back so no torn record stays.
+fn append(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut file = OpenOptions::new().append(true).open(path)?;
+    let len = file.metadata()?.len();
+    let result = file.write_all(bytes);
+    if result.is_err() {
+        let _ = file.set_len(len);
+    }
+    result
+}
+
+/// What a journal file holds.
+pub struct Replayed {
+    pub definitions: Definitions,
+    /// Bytes after the last whole record (a torn or damaged tail), dropped.
+    pub dropped_bytes: usize,
+}
+
+/// Reads a journal file back into definitions.
+pub fn replay(bytes: &[u8]) -> Result<Replayed, String> {
+    let Some(records) = bytes.strip_prefix(MAGIC) else {
+        return Err("not a pomptrace journal".into());
+    };
+    let (facts, used) = decode_records(records);
+    let mut definitions = Definitions::default();
+    for fact in facts {
+        definitions.apply(fact);
+    }
+    Ok(Replayed {
+        definitions,
+        dropped_bytes: records.len() - used,
+    })
+}
+
+fn fnv1a(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// Frames the body that `write_body` appends.
+fn framed(out: &mut Vec<u8>, write_body: impl FnOnce(&mut Vec<u8>)) {
+    let at = out.len();
+    put_u32(out, 0);
+    write_body(out);
+    let body_len = out.len() - at - 4;
+    out[at..at + 4].copy_from_slice(&(body_len as u32).to_le_bytes());
+    let sum = fnv1a(&out[at + 4..]);
+    put_u32(out, sum);
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    put_u32(out, s.len() as u32);
+    out.extend_from_slice(s.as_bytes());
+}
+
+fn encode_string(id: u32, text: &str, out: &mut Vec<u8>) {
+    framed(out, |b| {
+        put_u8(b, STRING);
+        put_u32(b, id);
+        put_str(b, text);
+    });
+}
+
+pub fn encode(fact: &Fact, out: &mut Vec<u8>) {
+    if let Fact::String { id, text } = fact {
+        return encode_string(*id, text, out);
+    }
+    framed(out, |b| match fact {
+        Fact::Start(s) => {
+            put_u8(b, START);
+            put_u8(b, u8::from(s.clock == ClockKind::Tsc));
+            put_u64(b, s.sample.ticks);
+            put_u64(b, s.sample.ns);
+            put_u64(b, s.realtime_ns);
+            put_u64(b, s.memory_chunk_size);
+            put_u64(b, s.archive.event_chunk_size as u64);
+            put_u64(b, s.archive.def_chunk_size as u64);
+            put_str(b, &s.archive.machine_name);
+            put_str(b, &s.archive.creator);
+            put_str(b, &s.archive.description);
+            put_u32(b, s.archive.properties.len() as u32);
+            for (name, value) in &s.archive.properties {
+                put_str(b, name);
+                put_str(b, value);
+            }
+            put_u64(b, s.archive.trace_id);
+            put_str(b, &s.hostname);
+        }
+        Fact::String { .. } => unreachable!("encoded above"),
+        Fact::Region { id, def } => {
+            put_u8(b, REGION);
+            for v in [*id, def.name, def.file, def.begin_line, def.end_line] {
+                put_u32(b, v);
+            }
+            put_u8(b, def.role.0);
+            put_u8(b, def.paradigm.0);
+        }
+        Fact::Location { id, name } => {
+            put_u8(b, LOCATION);
+            put_u32(b, *id);
+            put_u32(b, *name);
+        }
+        Fact::Team {
+            comm,
+            size,
+            parent_comm,
+        } => {
+            put_u8(b, TEAM);
+            for v in [*comm, *size, *parent_comm] {
+                put_u32(b, v);
+            }
+        }
+        Fact::Member {
+            comm,
+            thread,
+            location,
+        } => {
+            put_u8(b, MEMBER);
+            for v in [*comm, *thread, *location] {
+                put_u32(b, v);
+            }
+        }
+        Fact::Clock(sample) => {
+            put_u8(b, CLOCK);
+            put_u64(b, sample.ticks);
+            put_u64(b, sample.ns);
+        }
+    });
+}
+
+/// The whole, intact records at the start of `bytes`, and how many bytes they take.
+fn decode_records(bytes: &[u8]) -> (Vec<Fact>, usize) {
+    let mut facts = Vec::new();
+    let mut at = 0;
+    while bytes.len() - at >= 8 {
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes")) as usize;
+        if bytes.len() - at - 8 < len {
+            break;
+        }
+        let body = &bytes[at + 4..at + 4 + len];
+        let sum = u32::from_le_bytes(
+            bytes[at + 4 + len..at + 8 + len]
+                .try_into()
+                .expect("4 bytes"),
+        );
+        if fnv1a(body) != sum {
+            break;
+        }
+        match decode_body(body) {
+            Ok(fact) => facts.push(fact),
+            Err(_) => break,
+        }
+        at += 8 + len;
+    }
+    (facts, at)
+}
+
+fn get_str(d: &mut Decoder) -> DecodeResult<String> {
+    let len = d.u32()? as usize;
+    Ok(String::from_utf8_lossy(d.bytes(len)?).into_owned())
+}
+
+fn decode_body(body: &[u8]) -> DecodeResult<Fact> {
+    let mut d = Decoder::new(body, 0);
+    Ok(match d.u8()? {
+        START => {
+            let clock = if d.u8()? == 1 {
+                ClockKind::Tsc
+            } else {
+                ClockKind::Monotonic
+            };
+            let sample = Sample {
+                ticks: d.u64()?,
+                ns: d.u64()?,
+            };
+            let realtime_ns = d.u64()?;
+            let memory_chunk_size = d.u64()?;
+            let event_chunk_size = d.u64()? as usize;
+            let def_chunk_size = d.u64()? as usize;
+            let machine_name = get_str(&mut d)?;
+            let creator = get_str(&mut d)?;
+            let description = get_str(&mut d)?;
+            let mut properties = Vec::new();
+            for _ in 0..d.u32()? {
+                properties.push((get_str(&mut d)?, get_str(&mut d)?));
+            }
+            let trace_id = d.u64()?;
+            let hostname = get_str(&mut d)?;
+            Fact::Start(Start {
+                clock,
+                sample,
+                realtime_ns,
+                memory_chunk_size,
+                archive: ArchiveConfig {
+                    event_chunk_size,
+                    def_chunk_size,
+                    machine_name,
+                    creator,
+                    description,
+                    properties,
+                    trace_id,
+                },
+                hostname,
+            })
+        }
+        STRING => Fact::String {
+            id: d.u32()?,
+            text: get_str(&mut d)?,
+        },
+        REGION => {
+            let id = d.u32()?;
+            let def = RegionDef {
+                name: d.u32()?,
+                file: d.u32()?,
+                begin_line: d.u32()?,
+                end_line: d.u32()?,
+                role: RegionRole(d.u8()?),
+                paradigm: Paradigm(d.u8()?),
+            };
+            Fact::Region { id, def }
+        }
+        LOCATION => Fact::Location {
+            id: d.u32()?,
+            name: d.u32()?,
+        },
+        TEAM => Fact::Team {
+            comm: d.u32()?,
+            size: d.u32()?,
+            parent_comm: d.u32()?,
+        },
+        MEMBER => Fact::Member {
+            comm: d.u32()?,
+            thread: d.u32()?,
+            location: d.u32()?,
+        },
+        CLOCK => Fact::Clock(Sample {
+            ticks: d.u64()?,
+            ns: d.u64()?,
+        }),
+        other => return d.error(format!("unknown journal record kind {other}")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts() -> Vec<Fact> {
+        vec![
+            Fact::Start(Start {
+                clock: ClockKind::Tsc,
+                sample: Sample { ticks: 7, ns: 9 },
+                realtime_ns: 11,
+                memory_chunk_size: 4096,
+                archive: ArchiveConfig {
+                    description: "prog -x".into(),
+                    properties: vec![("POMPTRACE::VERSION".into(), "1".into())],
+                    ..ArchiveConfig::default()
+                },
+                hostname: "host".into(),
+            }),
+            Fact::String {
+                id: 0,
+                text: "Master thread".into(),
+            },
+            Fact::Region {
+                id: 0,
+                def: RegionDef {
+                    name: 0,
+                    file: 0,
+                    begin_line: 3,
+                    end_line: 4,
+                    role: RegionRole::PARALLEL,
+                    paradigm: Paradigm::OPENMP,
+                },
+            },
+            Fact::Location { id: 0, name: 0 },
+            Fact::Team {
+                comm: 0,
+                size: 2,
+                parent_comm: u32::MAX,
+            },
+            Fact::Member {
+                comm: 0,
+                thread: 1,
+                location: 0,
+            },
+            Fact::Clock(Sample { ticks: 70, ns: 90 }),
+        ]
+    }
+
+    #[test]
+    fn every_fact_reads_back_as_written() {
+        let mut bytes = MAGIC.to_vec();
+        for f in facts() {
+            encode(&f, &mut bytes);
+        }
+        let (read, used) = decode_records(&bytes[MAGIC.len()..]);
+        assert_eq!(read, facts());
+        assert_eq!(used, bytes.len() - MAGIC.len());
+    }
+
+    #[test]
+    fn a_torn_or_damaged_last_record_is_dropped_and_the_rest_kept() {
+        let mut bytes = MAGIC.to_vec();
+        for f in facts() {
+            encode(&f, &mut bytes);
+        }
+        let whole = bytes.len();
+        for cut in [whole - 1, whole - 5, whole - 20] {
+            let r = replay(&bytes[..cut]).unwrap();
+            let (read, _) = decode_records(&bytes[MAGIC.len()..cut]);
+            assert_eq!(read.len(), facts().len() - 1, "cut at {cut}");
+            assert!(r.dropped_bytes > 0);
+            assert_eq!(r.definitions.last_clock, None);
+            assert_eq!(r.definitions.locations(), 1);
+        }
+        let mut damaged = bytes.clone();
+        damaged[whole - 6] ^= 0x40;
+        let (read, _) = decode_records(&damaged[MAGIC.len()..]);
+        assert_eq!(read, facts()[..facts().len() - 1]);
+        assert!(replay(&damaged).unwrap().dropped_bytes > 0);
+        assert!(replay(b"something else").is_err());
+    }
+}

@@ -1,0 +1,148 @@
+//! `pomptrace recover DIR`: a readable archive from what a run that never ended (killed, out of
+//! memory, out of time) or that ran out of disk space left in its experiment directory: the
+//! global definitions and the anchor from the journal, and every whole event chunk that reached
+//! the disk. Nothing is made up: regions left open stay open, and there is no ProgramEnd.
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::clock::{self, ClockKind};
+use super::journal::{self, journal_path};
+use crate::otf2::recovery::salvage_event_file;
+use crate::otf2::ArchiveWriter;
+
+/// What the recovered archive holds, and what was lost.
+#[derive(Debug, Default)]
+pub struct Recovered {
+    pub anchor: PathBuf,
+    pub locations: usize,
+    pub events: u64,
+    pub chunks: u64,
+    /// Event chunks that did not reach the disk whole, and their bytes.
+    pub dropped_chunks: u64,
+    pub dropped_bytes: u64,
+    /// Event files of locations the journal never named (their definitions were lost).
+    pub unknown_event_files: usize,
+    /// A torn or damaged end of the journal.
+    pub journal_dropped_bytes: usize,
+    /// Problems that did not stop the recovery.
+    pub warnings: Vec<String>,
+}
+
+impl Recovered {
+    /// One line for the user.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "recovered {} ({} locations, {} events in {} chunks); lost {} chunks ({} bytes) \
+             that did not reach the disk whole",
+            self.anchor.display(),
+            self.locations,
+            self.events,
+            self.chunks,
+            self.dropped_chunks,
+            self.dropped_bytes
+        );
+        if self.unknown_event_files > 0 {
+            s.push_str(&format!(
+                ", and {} event files of locations the journal does not name",
+                self.unknown_event_files
+            ));
+        }
+        if self.journal_dropped_bytes > 0 {
+            s.push_str(&format!(
+                "; the last {} bytes of the journal were torn",
+                self.journal_dropped_bytes
+            ));
+        }
+        for w in &self.warnings {
+            s.push_str("; ");
+            s.push_str(w);
+        }
+        s
+    }
+}
+
+pub fn recover(dir: &Path) -> Result<Recovered, String> {
+    let journal = journal_path(dir);
+    let bytes = std::fs::read(&journal).map_err(|e| {
+        if dir.join("traces.otf2").exists() {
+            format!("{} already holds a complete trace", dir.display())
+        } else {
+            format!(
+                "cannot read {}: {e} (a run leaves it in its experiment directory)",
+                journal.display()
+            )
+        }
+    })?;
+    let replayed = journal::replay(&bytes).map_err(|e| format!("{}: {e}", journal.display()))?;
+    let mut definitions = replayed.definitions;
+    let start = definitions
+        .start
+        .clone()
+        .ok_or_else(|| format!("{} holds no start record", journal.display()))?;
+    let archive =
+        ArchiveWriter::create(dir, "traces", start.archive.clone()).map_err(|e| {
+            match e.kind() {
+                io::ErrorKind::WouldBlock => {
+                    format!("{} is {e}: that run is still going", dir.display())
+                }
+                _ => format!("cannot write the trace in {}: {e}", dir.display()),
+            }
+        })?;
+    let mut r = Recovered {
+        anchor: archive.anchor_path(),
+        locations: definitions.locations(),
+        journal_dropped_bytes: replayed.dropped_bytes,
+        ..Recovered::default()
+    };
+    let file_chunk = start.archive.event_chunk_size as u64;
+    let mut events = Vec::with_capacity(r.locations);
+    for location in 0..r.locations as u64 {
+        let path = archive.event_path(location);
+        let s = salvage_event_file(&path, file_chunk, start.memory_chunk_size)
+            .map_err(|e| format!("cannot repair {}: {e}", path.display()))?;
+        events.push(s.events);
+        r.events += s.events;
+        r.chunks += s.chunks;
+        r.dropped_chunks += s.dropped_chunks;
+        r.dropped_bytes += s.dropped_bytes;
+    }
+    r.unknown_event_files = unknown_event_files(&archive.location_dir(), r.locations as u64);
+
+    let end = definitions.last_clock.unwrap_or(start.sample);
+    let resolution = match start.clock {
+        ClockKind::Tsc if end.ns.saturating_sub(start.sample.ns) < 1_000_000 => {
+            r.warnings.push(
+                "the run ended too early to calibrate its clock: times are in unknown units".into(),
+            );
+            1_000_000_000
+        }
+        kind => clock::resolution(kind, start.sample, end),
+    };
+    let mut defs = archive.global_def_writer();
+    if let Err(e) = definitions.write_global_defs(&mut defs, &events, resolution, end.ticks) {
+        r.warnings.push(e);
+    }
+    let ids: Vec<u64> = (0..r.locations as u64).collect();
+    archive
+        .finish(defs, &ids)
+        .map_err(|e| format!("cannot write {}: {e}", r.anchor.display()))?;
+    let _ = std::fs::remove_file(&journal);
+    Ok(r)
+}
+
+fn unknown_event_files(location_dir: &Path, known: u64) -> usize {
+    let Ok(entries) = std::fs::read_dir(location_dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_suffix(".evt"))
+                .and_then(|n| n.parse::<u64>().ok())
+                .is_some_and(|l| l >= known)
+        })
+        .count()
+}
