@@ -9,8 +9,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{running, started, warn, Measurement, RUNNING, STATE};
-use parking_lot::Mutex;
+use super::{running, started, warn, Measurement, SignalSafeMutex, RUNNING, STATE};
 
 /// A thread inside a call that touches its location (see the module documentation).
 pub struct Active {
@@ -42,7 +41,7 @@ thread_local! {
 }
 /// Every thread's busy flag (threads register on their first recording call; flags are leaked,
 /// one per thread that ever recorded).
-static BUSY_FLAGS: Mutex<Vec<&'static AtomicBool>> = Mutex::new(Vec::new());
+static BUSY_FLAGS: SignalSafeMutex<Vec<&'static AtomicBool>> = SignalSafeMutex::new(Vec::new());
 /// Whether the process is registered for expedited membarrier: then finalize issues the heavy
 /// barrier for everybody, and recording needs only a compiler fence.
 static MEMBARRIER: AtomicBool = AtomicBool::new(false);

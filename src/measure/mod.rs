@@ -13,6 +13,7 @@ pub mod locks;
 mod output;
 mod process;
 pub mod regions;
+mod signal_safe_mutex;
 pub mod tasks;
 pub mod team;
 
@@ -21,13 +22,13 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use once_cell::sync::OnceCell;
-use parking_lot::Mutex;
 
 use crate::otf2::{ArchiveConfig, ArchiveWriter, BackgroundWriter, Event};
 pub use active::{active, Active};
 use config::Config;
 use location::LocationCell;
 use regions::Registry;
+use signal_safe_mutex::SignalSafeMutex;
 use team::{Node, Team};
 
 const NOT_STARTED: u8 = 0;
@@ -41,23 +42,23 @@ static STATE: AtomicU8 = AtomicU8::new(NOT_STARTED);
 /// POMP2_On / POMP2_Off.
 static RECORDING: AtomicBool = AtomicBool::new(true);
 static MEASUREMENT: OnceCell<Measurement> = OnceCell::new();
-static START_LOCK: Mutex<()> = Mutex::new(());
+static START_LOCK: SignalSafeMutex<()> = SignalSafeMutex::new(());
 
 /// Strings, regions and critical-section locks: process-wide, so that handles can be assigned
 /// in any state (by the init file while starting, after the end, with the measurement off).
-pub static REGISTRY: once_cell::sync::Lazy<Mutex<Registry>> =
-    once_cell::sync::Lazy::new(|| Mutex::new(Registry::default()));
+pub static REGISTRY: once_cell::sync::Lazy<SignalSafeMutex<Registry>> =
+    once_cell::sync::Lazy::new(|| SignalSafeMutex::new(Registry::default()));
 
 pub struct Measurement {
     pub config: Config,
     clock_kind: clock::ClockKind,
     start: clock::Sample,
     start_realtime_ns: u64,
-    archive: Mutex<Option<ArchiveWriter>>,
+    archive: SignalSafeMutex<Option<ArchiveWriter>>,
     writer: BackgroundWriter,
     memory_chunk_size: usize,
-    locations: Mutex<Vec<&'static LocationCell>>,
-    teams: Mutex<Vec<&'static Team>>,
+    locations: SignalSafeMutex<Vec<&'static LocationCell>>,
+    teams: SignalSafeMutex<Vec<&'static Team>>,
     root: Option<&'static Node>,
     pub root_team: &'static Team,
     pub lock_api_regions: [u32; 10],
@@ -72,7 +73,7 @@ pub fn warn(message: &str) {
 
 /// Prints a warning the first time `key` is seen.
 pub fn warn_once(key: &str, message: impl FnOnce() -> String) {
-    static SEEN: Mutex<Option<HashSet<String>>> = Mutex::new(None);
+    static SEEN: SignalSafeMutex<Option<HashSet<String>>> = SignalSafeMutex::new(None);
     let mut seen = SEEN.lock();
     if seen
         .get_or_insert_with(HashSet::new)
@@ -127,6 +128,8 @@ fn start_slow() -> Option<&'static Measurement> {
         _ => {}
     }
     STATE.store(STARTING, Ordering::Release);
+    // Also when disabled: a forked child still assigns handles and registers locks.
+    process::register_fork_handler();
     let config = Config::from_env(|m| warn(&m));
     if !config.enabled {
         STATE.store(DISABLED, Ordering::Release);
@@ -145,7 +148,6 @@ fn start_slow() -> Option<&'static Measurement> {
     crate::openmp::call_init_regions();
     active::register_membarrier();
     process::register_exit_handler();
-    process::register_fork_handler();
     process::register_signal_handlers();
     m.program_begin();
     STATE.store(RUNNING, Ordering::Release);
@@ -227,7 +229,7 @@ impl Measurement {
             trace_id: start.ticks ^ (std::process::id() as u64) << 32,
         };
         let (experiment_dir, archive) = open_archive(&config, &program, archive_config)?;
-        let writer = BackgroundWriter::spawn("pomptrace-writer")
+        let writer = process::with_signals_blocked(|| BackgroundWriter::spawn("pomptrace-writer"))
             .map_err(|e| format!("cannot start the writer thread: {e}"))?;
         let lock_api_regions = REGISTRY.lock().define_lock_api_regions();
         let root_team: &'static Team =
@@ -238,10 +240,10 @@ impl Measurement {
             clock_kind,
             start,
             start_realtime_ns,
-            archive: Mutex::new(Some(archive)),
+            archive: SignalSafeMutex::new(Some(archive)),
             writer,
-            locations: Mutex::new(Vec::new()),
-            teams: Mutex::new(vec![root_team]),
+            locations: SignalSafeMutex::new(Vec::new()),
+            teams: SignalSafeMutex::new(vec![root_team]),
             root: None,
             root_team,
             lock_api_regions,
