@@ -86,13 +86,17 @@ pub(super) fn hold_for_fork() {
     std::mem::forget(LOCKS.lock());
 }
 
-pub(super) fn release_after_fork() {
+/// # Safety
+/// In the parent, on the thread that ran `hold_for_fork`.
+pub(super) unsafe fn release_after_fork() {
     // SAFETY: `hold_for_fork` locked the table on this thread and forgot the guard.
     unsafe { LOCKS.force_unlock() };
 }
 
-pub(super) fn reset_after_fork_in_child() {
-    // SAFETY: in the child, on the thread that ran `hold_for_fork`.
+/// # Safety
+/// In the child, on the thread that ran `hold_for_fork` (its only thread).
+pub(super) unsafe fn reset_after_fork_in_child() {
+    // SAFETY: as the caller guarantees.
     unsafe { super::process::reset_unlocked(&LOCKS) };
 }
 

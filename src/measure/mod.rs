@@ -71,10 +71,12 @@ pub fn warn(message: &str) {
     eprintln!("pomptrace: {message}");
 }
 
+/// The keys `warn_once` has warned about.
+static WARNED: SignalSafeMutex<Option<HashSet<String>>> = SignalSafeMutex::new(None);
+
 /// Prints a warning the first time `key` is seen.
 pub fn warn_once(key: &str, message: impl FnOnce() -> String) {
-    static SEEN: SignalSafeMutex<Option<HashSet<String>>> = SignalSafeMutex::new(None);
-    let mut seen = SEEN.lock();
+    let mut seen = WARNED.lock();
     if seen
         .get_or_insert_with(HashSet::new)
         .insert(key.to_string())

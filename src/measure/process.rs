@@ -37,27 +37,34 @@ pub(super) fn register_exit_handler() {
 
 /// A child created by fork() inherits the measurement but not its threads (the event writer,
 /// the signal writer): recording or finalizing there would wait for them forever and could
-/// overwrite the parent's trace, so the child records nothing. It still assigns region handles
-/// and registers locks, so the region registry and the lock table are held across the fork:
-/// no other thread of the parent can be half-way through changing them, and the child finds
-/// them unlocked.
+/// overwrite the parent's trace, so the child records nothing. It still assigns region handles,
+/// registers locks and warns, so the locks behind those are held across the fork (in this
+/// order, the order in which any thread may take them): no other thread of the parent can be
+/// half-way through changing what they guard, and the child finds them unlocked.
 pub(super) fn register_fork_handler() {
     extern "C" fn prepare() {
+        std::mem::forget(super::WARNED.mutex().lock());
         super::locks::hold_for_fork();
         std::mem::forget(super::REGISTRY.mutex().lock());
     }
     extern "C" fn in_parent() {
-        // SAFETY: `prepare` locked the registry on this thread and forgot the guard.
-        unsafe { super::REGISTRY.mutex().force_unlock() };
-        super::locks::release_after_fork();
+        // SAFETY: `prepare` locked these on this thread and forgot the guards.
+        unsafe {
+            super::REGISTRY.mutex().force_unlock();
+            super::locks::release_after_fork();
+            super::WARNED.mutex().force_unlock();
+        }
     }
     extern "C" fn in_child() {
         // Only atomic stores: async-signal-safe, as a child of a threaded process requires.
         STATE.store(DISABLED, Ordering::Release);
         SIGNAL_WRITER_READY.store(false, Ordering::Release);
-        // SAFETY: `prepare` locked the registry on the thread that is now the child's only one.
-        unsafe { reset_unlocked(super::REGISTRY.mutex()) };
-        super::locks::reset_after_fork_in_child();
+        // SAFETY: `prepare` locked these on the thread that is now the child's only one.
+        unsafe {
+            reset_unlocked(super::REGISTRY.mutex());
+            super::locks::reset_after_fork_in_child();
+            reset_unlocked(super::WARNED.mutex());
+        }
     }
     // SAFETY: registers functions with C linkage that take no arguments and never unwind.
     if unsafe { libc::pthread_atfork(Some(prepare), Some(in_parent), Some(in_child)) } != 0 {

@@ -33,9 +33,20 @@ impl<T> SignalSafeMutex<T> {
 
     pub fn lock(&self) -> SignalSafeGuard<'_, T> {
         let signals = AsyncSignalsBlocked::new();
+        if let Some(guard) = self.0.try_lock() {
+            return SignalSafeGuard {
+                guard,
+                _signals: signals,
+            };
+        }
+        // Contended: wait with the signals deliverable, so that a program stuck here can
+        // still be interrupted. A signal in the few instructions between getting the lock and
+        // blocking them is left to the signal handler's bounded wait.
+        drop(signals);
+        let guard = self.0.lock();
         SignalSafeGuard {
-            guard: self.0.lock(),
-            _signals: signals,
+            guard,
+            _signals: AsyncSignalsBlocked::new(),
         }
     }
 
