@@ -38,32 +38,38 @@ pub(super) fn register_exit_handler() {
 /// A child created by fork() inherits the measurement but not its threads (the event writer,
 /// the signal writer): recording or finalizing there would wait for them forever and could
 /// overwrite the parent's trace, so the child records nothing. It still assigns region handles,
-/// registers locks and warns, so the locks behind those are held across the fork (in this
-/// order, the order in which any thread may take them): no other thread of the parent can be
-/// half-way through changing what they guard, and the child finds them unlocked.
+/// registers locks, warns and gets a thread state, so the locks behind those are held across
+/// the fork (in `prepare`'s order, the order in which any thread may take them): no other
+/// thread of the parent can be half-way through changing what they guard, and the child finds
+/// them unlocked.
 pub(super) fn register_fork_handler() {
+    use super::{locks, thread::STATES, REGISTRY, WARNED};
     extern "C" fn prepare() {
-        std::mem::forget(super::WARNED.mutex().lock());
-        super::locks::hold_for_fork();
-        std::mem::forget(super::REGISTRY.mutex().lock());
+        WARNED.hold_across_fork();
+        locks::hold_for_fork();
+        REGISTRY.hold_across_fork();
+        STATES.hold_across_fork();
     }
     extern "C" fn in_parent() {
-        // SAFETY: `prepare` locked these on this thread and forgot the guards.
+        // SAFETY: `prepare` locked these on this thread.
         unsafe {
-            super::REGISTRY.mutex().force_unlock();
-            super::locks::release_after_fork();
-            super::WARNED.mutex().force_unlock();
+            STATES.release_in_parent();
+            REGISTRY.release_in_parent();
+            locks::release_after_fork();
+            WARNED.release_in_parent();
         }
     }
     extern "C" fn in_child() {
         // Only atomic stores: async-signal-safe, as a child of a threaded process requires.
         STATE.store(DISABLED, Ordering::Release);
+        super::HOT.store(0, Ordering::Release);
         SIGNAL_WRITER_READY.store(false, Ordering::Release);
         // SAFETY: `prepare` locked these on the thread that is now the child's only one.
         unsafe {
-            reset_unlocked(super::REGISTRY.mutex());
-            super::locks::reset_after_fork_in_child();
-            reset_unlocked(super::WARNED.mutex());
+            STATES.reset_in_child();
+            REGISTRY.reset_in_child();
+            locks::reset_after_fork_in_child();
+            WARNED.reset_in_child();
         }
     }
     // SAFETY: registers functions with C linkage that take no arguments and never unwind.

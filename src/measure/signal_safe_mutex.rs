@@ -50,9 +50,24 @@ impl<T> SignalSafeMutex<T> {
         }
     }
 
-    /// The mutex itself, for the fork handlers (which must not touch the signal mask).
-    pub(super) fn mutex(&self) -> &Mutex<T> {
-        &self.0
+    /// fork() support (see `process::register_fork_handler`), without touching the signal
+    /// mask: locks the mutex and keeps it locked through the fork.
+    pub(super) fn hold_across_fork(&self) {
+        std::mem::forget(self.0.lock());
+    }
+
+    /// # Safety
+    /// In the parent after fork(), on the thread that ran `hold_across_fork`.
+    pub(super) unsafe fn release_in_parent(&self) {
+        // SAFETY: `hold_across_fork` locked it on this thread and forgot the guard.
+        unsafe { self.0.force_unlock() }
+    }
+
+    /// # Safety
+    /// In the child after fork() (its only thread, which ran `hold_across_fork`).
+    pub(super) unsafe fn reset_in_child(&self) {
+        // SAFETY: as the caller guarantees.
+        unsafe { super::process::reset_unlocked(&self.0) }
     }
 }
 
