@@ -4,11 +4,14 @@
 
 mod support;
 
+use std::io::BufRead;
 use std::os::unix::process::ExitStatusExt;
-use std::process::Command;
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 use support::pomp2::*;
-use support::Scratch;
+use support::{otf2_print, Scratch};
 
 #[test]
 fn fatal_signals_still_leave_a_readable_trace() {
@@ -66,6 +69,135 @@ fn fatal_signals_still_leave_a_readable_trace() {
             "{how}: {worker:?}"
         );
     }
+}
+
+/// A run of `robust_signal_blocked` (a worker blocked for good in a critical section, the
+/// master waiting for it in a barrier), started by `command`; `signal` is called once the
+/// program said it is ready. Returns the exit status and stderr; panics after 60 s.
+fn run_blocked_program(
+    mut command: Command,
+    signal: impl FnOnce(u32),
+) -> (ExitStatus, String, String) {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the program");
+    let pid = child.id();
+    let stdout = child.stdout.take().unwrap();
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        let first = lines.next().and_then(Result::ok).unwrap_or_default();
+        let _ = ready_tx.send(first.clone());
+        first + &lines.map_while(Result::ok).collect::<String>()
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let ready = ready_rx.recv_timeout(Duration::from_secs(60));
+    if ready.as_deref() == Ok("ready") {
+        signal(pid);
+    }
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the program did not end within 60 s (ready: {ready:?})");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    let stdout = reader.join().unwrap();
+    (status, stdout, stderr)
+}
+
+fn send(pid: i32, signal: i32) {
+    // SAFETY: kill(2) with a plain pid and signal number touches no memory.
+    assert_eq!(
+        unsafe { libc::kill(pid, signal) },
+        0,
+        "kill({pid}, {signal})"
+    );
+}
+
+/// Both reference readers accept the trace of `robust_signal_blocked` killed by SIGTERM, with
+/// the worker's critical section closed and the exit status as the shell saw it.
+fn assert_sigterm_trace(experiment: &Path, run: &str) {
+    let anchor = experiment.join("traces.otf2");
+    otf2_print(&[], &anchor, &[]);
+    let view = View::read(&anchor);
+    view.assert_well_formed();
+    let master = view.texts("Master thread", &[]);
+    assert_eq!(
+        master.last().map(String::as_str),
+        Some("ProgramEnd 143"),
+        "{run}: {master:?}"
+    );
+    let worker = view.texts("OMP thread 1", &[]);
+    assert!(
+        worker
+            .iter()
+            .any(|e| e.starts_with("Enter !$omp critical @robust_signal_blocked.c:")),
+        "{run}: {worker:?}"
+    );
+}
+
+#[test]
+fn two_sigterms_one_millisecond_apart_still_leave_a_readable_trace() {
+    let scratch = Scratch::new("signals-twice");
+    let source = instrument("robust_signal_blocked.c", &scratch.path, &[]);
+    // No init file: handles are assigned when first reached, so signals also find threads
+    // holding the region registry.
+    let exe = Build {
+        init_file: false,
+        ..Build::c(&scratch.path)
+    }
+    .executable(&[source], "robust_signal_blocked");
+    for run in 0..20 {
+        let experiment = scratch.join(&format!("run{run}"));
+        let mut command = Command::new(&exe);
+        command.env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment);
+        let (status, _, stderr) = run_blocked_program(command, |pid| {
+            send(pid as i32, libc::SIGTERM);
+            std::thread::sleep(Duration::from_millis(1));
+            send(pid as i32, libc::SIGTERM);
+        });
+        assert_eq!(
+            status.signal(),
+            Some(libc::SIGTERM),
+            "run {run}: must die by the first SIGTERM (shell: 143), got {status:?}; {stderr}"
+        );
+        assert!(
+            stderr.contains("pomptrace: trace written to"),
+            "run {run}: {stderr}"
+        );
+        assert_sigterm_trace(&experiment, &format!("run {run}"));
+    }
+}
+
+/// `timeout` sends its signal to the program and then to its whole process group: the program
+/// gets it twice, and `timeout --preserve-status` reports how the program ended.
+#[test]
+fn a_sigterm_to_the_process_group_as_timeout_sends_it_leaves_a_readable_trace() {
+    let scratch = Scratch::new("signals-group");
+    let source = instrument("robust_signal_blocked.c", &scratch.path, &[]);
+    let exe = Build::c(&scratch.path).executable(&[source], "robust_signal_blocked");
+    let experiment = scratch.join("timeout");
+    let mut command = Command::new("timeout");
+    command
+        .args(["--preserve-status", "--signal=TERM", "2"])
+        .arg(&exe)
+        .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment);
+    let (status, stdout, stderr) = run_blocked_program(command, |_| {});
+    assert!(
+        stdout.starts_with("ready"),
+        "the signal must come after the program was ready: {stdout:?}"
+    );
+    assert_eq!(status.code(), Some(143), "{status:?}; {stderr}");
+    assert!(stderr.contains("pomptrace: trace written to"), "{stderr}");
+    assert_sigterm_trace(&experiment, "timeout");
 }
 
 mod libc_signal {

@@ -114,8 +114,10 @@ impl Location {
                 }
             }
         } else {
-            super::warn_once("unbalanced-leave", || {
-                format!("a region was left that was not entered (region {region}); ignoring it")
+            super::warn_once(&format!("unbalanced-leave {region}"), || {
+                let registry = super::REGISTRY.lock();
+                let name = registry.region_name(region).unwrap_or("(unknown region)");
+                format!("region \"{name}\" was left but not entered; ignoring that leave")
             });
         }
     }

@@ -74,6 +74,26 @@ pub fn unregister(lock: usize) {
     GENERATION.fetch_add(1, Ordering::AcqRel);
 }
 
+/// fork() support (see `process::register_fork_handler`): the lock table is held across the
+/// fork, so the child never finds it locked by a thread it does not have.
+pub(super) fn hold_for_fork() {
+    std::mem::forget(LOCKS.lock());
+}
+
+/// # Safety
+/// In the parent, on the thread that ran `hold_for_fork`.
+pub(super) unsafe fn release_after_fork() {
+    // SAFETY: `hold_for_fork` locked the table on this thread and forgot the guard.
+    unsafe { LOCKS.force_unlock() };
+}
+
+/// # Safety
+/// In the child, on the thread that ran `hold_for_fork` (its only thread).
+pub(super) unsafe fn reset_after_fork_in_child() {
+    // SAFETY: as the caller guarantees.
+    unsafe { super::process::reset_unlocked(&LOCKS) };
+}
+
 /// The lock was just obtained: returns (id, acquisition order). A nest lock counts a new
 /// acquisition only when its depth goes from 0 to 1.
 pub fn acquired(lock: usize, nest: bool) -> (u32, u32) {

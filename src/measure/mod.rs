@@ -16,6 +16,7 @@ mod output;
 mod process;
 pub mod recover;
 pub(crate) mod regions;
+mod signal_safe_mutex;
 pub(crate) mod tasks;
 pub(crate) mod team;
 pub(crate) mod thread;
@@ -25,7 +26,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use once_cell::sync::OnceCell;
-use parking_lot::Mutex;
 
 use crate::otf2::{ArchiveConfig, ArchiveWriter, BackgroundWriter, Event};
 pub use active::{active, Active};
@@ -33,6 +33,7 @@ use config::Config;
 use definitions::Fact;
 use location::LocationCell;
 use regions::Registry;
+use signal_safe_mutex::SignalSafeMutex;
 use team::{Node, Team};
 
 const NOT_STARTED: u8 = 0;
@@ -74,23 +75,23 @@ fn update_hot() {
     HOT.store(value, Ordering::Release);
 }
 static MEASUREMENT: OnceCell<Measurement> = OnceCell::new();
-static START_LOCK: Mutex<()> = Mutex::new(());
+static START_LOCK: SignalSafeMutex<()> = SignalSafeMutex::new(());
 
 /// Strings, regions and critical-section locks: process-wide, so that handles can be assigned
 /// in any state (by the init file while starting, after the end, with the measurement off).
-pub static REGISTRY: once_cell::sync::Lazy<Mutex<Registry>> =
-    once_cell::sync::Lazy::new(|| Mutex::new(Registry::default()));
+pub static REGISTRY: once_cell::sync::Lazy<SignalSafeMutex<Registry>> =
+    once_cell::sync::Lazy::new(|| SignalSafeMutex::new(Registry::default()));
 
 pub struct Measurement {
     pub config: Config,
     clock_kind: clock::ClockKind,
     start: clock::Sample,
-    archive: Mutex<Option<ArchiveWriter>>,
+    archive: SignalSafeMutex<Option<ArchiveWriter>>,
     journal: &'static journal::Journal,
     writer: BackgroundWriter,
     memory_chunk_size: usize,
-    locations: Mutex<Vec<&'static LocationCell>>,
-    teams: Mutex<Vec<&'static Team>>,
+    locations: SignalSafeMutex<Vec<&'static LocationCell>>,
+    teams: SignalSafeMutex<Vec<&'static Team>>,
     root: Option<&'static Node>,
     pub root_team: &'static Team,
     pub lock_api_regions: [u32; 10],
@@ -103,10 +104,12 @@ pub fn warn(message: &str) {
     eprintln!("pomptrace: {message}");
 }
 
+/// The keys `warn_once` has warned about.
+static WARNED: SignalSafeMutex<Option<HashSet<String>>> = SignalSafeMutex::new(None);
+
 /// Prints a warning the first time `key` is seen.
 pub fn warn_once(key: &str, message: impl FnOnce() -> String) {
-    static SEEN: Mutex<Option<HashSet<String>>> = Mutex::new(None);
-    let mut seen = SEEN.lock();
+    let mut seen = WARNED.lock();
     if seen
         .get_or_insert_with(HashSet::new)
         .insert(key.to_string())
@@ -161,6 +164,8 @@ fn start_slow() -> Option<&'static Measurement> {
         _ => {}
     }
     STATE.store(STARTING, Ordering::Release);
+    // Also when disabled: a forked child still assigns handles and registers locks.
+    process::register_fork_handler();
     let config = Config::from_env(|m| warn(&m));
     if !config.enabled {
         STATE.store(DISABLED, Ordering::Release);
@@ -182,7 +187,6 @@ fn start_slow() -> Option<&'static Measurement> {
     crate::openmp::call_init_regions();
     active::register_membarrier();
     process::register_exit_handler();
-    process::register_fork_handler();
     process::register_signal_handlers();
     m.program_begin();
     STATE.store(RUNNING, Ordering::Release);
@@ -284,13 +288,15 @@ impl Measurement {
         )
         .map_err(|e| format!("cannot write the definitions journal: {e}"))?;
         // A chunk goes to disk only after every definition it may refer to.
-        let writer = BackgroundWriter::spawn_with(
-            "pomptrace-writer",
-            Box::new(move || {
-                journal::record(&Fact::Clock(clock::sample()));
-                journal.flush()
-            }),
-        )
+        let writer = process::with_signals_blocked(|| {
+            BackgroundWriter::spawn_with(
+                "pomptrace-writer",
+                Box::new(move || {
+                    journal::record(&Fact::Clock(clock::sample()));
+                    journal.flush()
+                }),
+            )
+        })
         .map_err(|e| format!("cannot start the writer thread: {e}"))?;
         let lock_api_regions = REGISTRY.lock().define_lock_api_regions();
         let root_team: &'static Team =
@@ -305,11 +311,11 @@ impl Measurement {
             config,
             clock_kind,
             start,
-            archive: Mutex::new(Some(archive)),
+            archive: SignalSafeMutex::new(Some(archive)),
             journal,
             writer,
-            locations: Mutex::new(Vec::new()),
-            teams: Mutex::new(vec![root_team]),
+            locations: SignalSafeMutex::new(Vec::new()),
+            teams: SignalSafeMutex::new(vec![root_team]),
             root: None,
             root_team,
             lock_api_regions,

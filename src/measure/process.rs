@@ -1,8 +1,19 @@
 //! Hooks into the life of the process: the end of the program (with its exit status), fork(),
 //! and fatal signals all lead to the one finalisation, or (in a forked child) to none.
+//!
+//! Fatal signals: a thread created at measurement start (the *signal writer*, with every
+//! asynchronous signal blocked) sleeps on a POSIX semaphore. The handler only posts that
+//! semaphore and waits, bounded, until the writer has written the trace; then the first fatal
+//! signal takes its course (default action, so the shell sees 128 + signal). Everything the
+//! handler calls is async-signal-safe: it allocates nothing, spawns nothing and takes no lock.
+//! A semaphore rather than a pipe: a program that closes descriptors it did not open (3..1023)
+//! and opens its own files would otherwise receive the wake-up bytes.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::Duration;
 
+use super::signal_safe_mutex::ASYNC_FATAL_SIGNALS;
 use super::{finalize_with_status, warn, DISABLED, STATE};
 
 extern "C" {
@@ -24,73 +35,231 @@ pub(super) fn register_exit_handler() {
     }
 }
 
-/// A child created by fork() inherits the measurement but not its writer thread: recording or
-/// finalizing there (its exit handler runs when it calls exit()) would wait for that thread
-/// forever and could overwrite the parent's trace. The child records nothing instead.
+/// A child created by fork() inherits the measurement but not its threads (the event writer,
+/// the signal writer): recording or finalizing there would wait for them forever and could
+/// overwrite the parent's trace, so the child records nothing. It still assigns region handles,
+/// registers locks, warns and gets a thread state, so the locks behind those are held across
+/// the fork (in `prepare`'s order, the order in which any thread may take them): no other
+/// thread of the parent can be half-way through changing what they guard, and the child finds
+/// them unlocked.
 pub(super) fn register_fork_handler() {
+    use super::{locks, thread::STATES, REGISTRY, WARNED};
+    extern "C" fn prepare() {
+        WARNED.hold_across_fork();
+        locks::hold_for_fork();
+        REGISTRY.hold_across_fork();
+        STATES.hold_across_fork();
+    }
+    extern "C" fn in_parent() {
+        // SAFETY: `prepare` locked these on this thread.
+        unsafe {
+            STATES.release_in_parent();
+            REGISTRY.release_in_parent();
+            locks::release_after_fork();
+            WARNED.release_in_parent();
+        }
+    }
     extern "C" fn in_child() {
-        // Only an atomic store: async-signal-safe, as a child of a threaded process requires.
+        // Only atomic stores: async-signal-safe, as a child of a threaded process requires.
         STATE.store(DISABLED, Ordering::Release);
         super::HOT.store(0, Ordering::Release);
+        SIGNAL_WRITER_READY.store(false, Ordering::Release);
+        // SAFETY: `prepare` locked these on the thread that is now the child's only one.
+        unsafe {
+            STATES.reset_in_child();
+            REGISTRY.reset_in_child();
+            locks::reset_after_fork_in_child();
+            WARNED.reset_in_child();
+        }
     }
-    // SAFETY: registers a function with C linkage that takes no arguments and never unwinds.
-    if unsafe { libc::pthread_atfork(None, None, Some(in_child)) } != 0 {
+    // SAFETY: registers functions with C linkage that take no arguments and never unwind.
+    if unsafe { libc::pthread_atfork(Some(prepare), Some(in_parent), Some(in_child)) } != 0 {
         warn("cannot register the fork handler; forked children must not call exit()");
     }
 }
 
+/// Marks `mutex`, locked by this thread before a fork(), unlocked in the child. Not
+/// `force_unlock`: when other parent threads were parked on the lock, that wakes them through
+/// parking_lot's global table, whose locks a parent thread may have held at the fork.
+///
+/// # Safety
+/// Only in a forked child (the only thread), on a mutex locked by the forking thread.
+pub(super) unsafe fn reset_unlocked<T>(mutex: &parking_lot::Mutex<T>) {
+    use parking_lot::lock_api::RawMutex as _;
+    use std::sync::atomic::AtomicU8;
+    // parking_lot's raw mutex is one atomic state byte (checked here at compile time).
+    const _: () = assert!(std::mem::size_of::<parking_lot::RawMutex>() == 1);
+    // SAFETY: same size (checked above); INIT is the unlocked state.
+    const UNLOCKED: u8 = unsafe { std::mem::transmute(parking_lot::RawMutex::INIT) };
+    // SAFETY: the raw mutex is that byte, held in an atomic; the caller guarantees that no
+    // other thread exists to see the store.
+    let state = unsafe { &*(mutex.raw() as *const parking_lot::RawMutex as *const AtomicU8) };
+    state.store(UNLOCKED, Ordering::Release);
+}
+
 /// Signals that end the process by default. When one arrives the trace is written first, so a
 /// crashing or killed program still leaves a readable trace; then the signal takes its course.
-const FATAL_SIGNALS: [libc::c_int; 9] = [
-    libc::SIGINT,
-    libc::SIGTERM,
-    libc::SIGHUP,
-    libc::SIGQUIT,
-    libc::SIGABRT,
-    libc::SIGSEGV,
-    libc::SIGBUS,
-    libc::SIGFPE,
-    libc::SIGILL,
+const FATAL_SIGNALS: [(libc::c_int, &str); 9] = [
+    (libc::SIGINT, "SIGINT"),
+    (libc::SIGTERM, "SIGTERM"),
+    (libc::SIGHUP, "SIGHUP"),
+    (libc::SIGQUIT, "SIGQUIT"),
+    (libc::SIGABRT, "SIGABRT"),
+    (libc::SIGSEGV, "SIGSEGV"),
+    (libc::SIGBUS, "SIGBUS"),
+    (libc::SIGFPE, "SIGFPE"),
+    (libc::SIGILL, "SIGILL"),
 ];
+
+/// Signals raised by the faulting instruction itself (or abort()): they cannot be blocked
+/// and put off, and may arrive on any thread, the signal writer included.
+fn is_fault(signal: libc::c_int) -> bool {
+    !ASYNC_FATAL_SIGNALS.contains(&signal)
+}
 
 /// How long a fatal signal waits for the trace to be written (the interrupted thread may hold a
 /// lock the writer needs; then the trace is given up rather than the process hung).
-const SIGNAL_FINALIZE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+const SIGNAL_FINALIZE_TIMEOUT: Duration = Duration::from_secs(10);
+const WAIT_STEP: Duration = Duration::from_millis(1);
 
-pub(super) fn register_signal_handlers() {
-    extern "C" fn on_fatal_signal(signal: libc::c_int) {
-        static HANDLING: AtomicBool = AtomicBool::new(false);
-        if !HANDLING.swap(true, Ordering::AcqRel) {
-            let message = b"pomptrace: fatal signal; writing the trace before the program ends\n";
-            // SAFETY: write(2) with a valid buffer is async-signal-safe.
-            unsafe { libc::write(2, message.as_ptr().cast(), message.len()) };
-            // Finalize on a fresh thread: this one may have been interrupted holding a lock.
-            let (done, wait) = std::sync::mpsc::channel();
-            let spawned = std::thread::Builder::new()
-                .name("pomptrace-signal".into())
-                .spawn(move || {
-                    let _ =
-                        std::panic::catch_unwind(move || finalize_with_status(128 + signal as i64));
-                    let _ = done.send(());
-                });
-            if spawned.is_ok() {
-                let _ = wait.recv_timeout(SIGNAL_FINALIZE_TIMEOUT);
-            }
-        }
-        // SAFETY: restoring the default action and re-raising the signal is the documented way
-        // to let it terminate the process as it would have without us.
-        unsafe {
-            libc::signal(signal, libc::SIG_DFL);
-            libc::raise(signal);
-        }
+/// The first fatal signal (0: none yet). The process dies by this one, whatever comes later.
+static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// The signal writer exists and waits for `WAKE_SIGNAL_WRITER` (false in a forked child).
+static SIGNAL_WRITER_READY: AtomicBool = AtomicBool::new(false);
+/// Kernel thread id of the signal writer: a fault there cannot wait for itself.
+static SIGNAL_WRITER_TID: AtomicI32 = AtomicI32::new(0);
+/// The signal writer has finished (trace written, or given up).
+static TRACE_DONE: AtomicBool = AtomicBool::new(false);
+
+/// A POSIX semaphore: sem_post is async-signal-safe.
+struct Semaphore(UnsafeCell<libc::sem_t>);
+// SAFETY: sem_t is made to be shared between threads; it is only used through sem_* calls.
+unsafe impl Sync for Semaphore {}
+// SAFETY: an all-zero sem_t is only a placeholder; sem_init runs before any other use.
+static WAKE_SIGNAL_WRITER: Semaphore = Semaphore(UnsafeCell::new(unsafe { std::mem::zeroed() }));
+
+fn gettid() -> libc::c_int {
+    // SAFETY: gettid has no arguments and cannot fail; a raw syscall is async-signal-safe.
+    unsafe { libc::syscall(libc::SYS_gettid) as libc::c_int }
+}
+
+/// Runs `f` (which creates a thread) with every signal blocked on the calling thread, so the
+/// new thread starts with them blocked: a process-directed signal then never lands on a
+/// pomptrace thread, whose work the signal handler waits for.
+pub(super) fn with_signals_blocked<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: the sets are valid sigset_t values filled by sigfillset / pthread_sigmask.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        let result = f();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        result
     }
-    for signal in FATAL_SIGNALS {
+}
+
+fn set_mask(how: libc::c_int, signals: impl IntoIterator<Item = libc::c_int>) {
+    // SAFETY: `set` is a valid sigset_t; pthread_sigmask and sigaddset are async-signal-safe.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in signals {
+            libc::sigaddset(&mut set, s);
+        }
+        libc::pthread_sigmask(how, &set, std::ptr::null_mut());
+    }
+}
+
+/// Ends the process by `signal` as if no handler had been installed.
+fn die_by(signal: libc::c_int) -> ! {
+    // SAFETY: sigaction, pthread_sigmask, raise and _exit are async-signal-safe; the default
+    // action of every fatal signal ends the process, so raise does not return.
+    unsafe {
+        let mut default: libc::sigaction = std::mem::zeroed();
+        default.sa_sigaction = libc::SIG_DFL;
+        libc::sigemptyset(&mut default.sa_mask);
+        libc::sigaction(signal, &default, std::ptr::null_mut());
+        set_mask(libc::SIG_UNBLOCK, [signal]);
+        libc::raise(signal);
+        libc::_exit(128 + signal)
+    }
+}
+
+/// Writes "pomptrace: fatal signal SIGxxx; ..." with one write(2) and no allocation.
+fn say_fatal_signal(signal: libc::c_int) {
+    let name = FATAL_SIGNALS
+        .iter()
+        .find(|(s, _)| *s == signal)
+        .map_or("", |(_, n)| n);
+    let parts: [&[u8]; 3] = [
+        b"pomptrace: fatal signal ",
+        name.as_bytes(),
+        b"; writing the trace before the program ends\n",
+    ];
+    let mut line = [0u8; 96];
+    let mut len = 0;
+    for part in parts {
+        let n = part.len().min(line.len() - len);
+        line[len..len + n].copy_from_slice(&part[..n]);
+        len += n;
+    }
+    // SAFETY: write(2) with a valid buffer is async-signal-safe.
+    unsafe { libc::write(2, line.as_ptr().cast(), len) };
+}
+
+extern "C" fn on_fatal_signal(signal: libc::c_int) {
+    let tid = gettid();
+    if tid == SIGNAL_WRITER_TID.load(Ordering::Acquire) {
+        // A fault while writing the trace (asynchronous signals are blocked on this thread).
+        let first = FIRST_SIGNAL.load(Ordering::Acquire);
+        die_by(if first != 0 { first } else { signal });
+    }
+    if FIRST_SIGNAL
+        .compare_exchange(0, signal, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
+    {
+        if !SIGNAL_WRITER_READY.load(Ordering::Acquire) {
+            // A forked child, or the writer could not be started: nothing to write.
+            die_by(signal);
+        }
+        say_fatal_signal(signal);
+        // SAFETY: the semaphore was initialised before SIGNAL_WRITER_READY was set; sem_post
+        // is async-signal-safe.
+        unsafe { libc::sem_post(WAKE_SIGNAL_WRITER.0.get()) };
+    }
+    // Every fatal signal (the first one, a second SIGTERM, the same signal sent to the whole
+    // process group) waits here for the trace.
+    let steps = SIGNAL_FINALIZE_TIMEOUT.as_millis() / WAIT_STEP.as_millis();
+    let pause = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: WAIT_STEP.as_nanos() as libc::c_long,
+    };
+    for _ in 0..steps {
+        if TRACE_DONE.load(Ordering::Acquire) || !SIGNAL_WRITER_READY.load(Ordering::Acquire) {
+            break;
+        }
+        // SAFETY: nanosleep is async-signal-safe; `pause` is a valid timespec.
+        unsafe { libc::nanosleep(&pause, std::ptr::null_mut()) };
+    }
+    die_by(FIRST_SIGNAL.load(Ordering::Acquire))
+}
+
+/// Starts the signal writer, then installs the handler for each fatal signal whose action is
+/// still the default (signals the program handles or ignores are left alone).
+pub(super) fn register_signal_handlers() {
+    if let Err(e) = start_signal_writer() {
+        warn(&format!(
+            "cannot start the thread that writes the trace on a fatal signal ({e}); a fatal \
+             signal will end the program without a trace"
+        ));
+    }
+    for (signal, _) in FATAL_SIGNALS {
         // SAFETY: `old` is a valid sigaction to fill; passing NULL as the new action only queries.
         let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
         if unsafe { libc::sigaction(signal, std::ptr::null(), &mut old) } != 0
             || old.sa_sigaction != libc::SIG_DFL
         {
-            // The program handles (or ignores) this signal itself: leave it alone.
             continue;
         }
         // SAFETY: installs a handler with C linkage for a signal whose action was the default.
@@ -101,4 +270,35 @@ pub(super) fn register_signal_handlers() {
             libc::sigaction(signal, &action, std::ptr::null_mut());
         }
     }
+}
+
+fn start_signal_writer() -> std::io::Result<()> {
+    // SAFETY: initialises the (not yet used) process-private semaphore with count 0.
+    if unsafe { libc::sem_init(WAKE_SIGNAL_WRITER.0.get(), 0, 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let writer = move || {
+        SIGNAL_WRITER_TID.store(gettid(), Ordering::Release);
+        // Faults stay deliverable here, so a crash while writing still ends the process by
+        // the first signal; asynchronous signals stay blocked and go to other threads.
+        set_mask(
+            libc::SIG_UNBLOCK,
+            FATAL_SIGNALS
+                .iter()
+                .map(|(s, _)| *s)
+                .filter(|&s| is_fault(s)),
+        );
+        // SAFETY: the semaphore was initialised above; sem_wait only fails with EINTR.
+        while unsafe { libc::sem_wait(WAKE_SIGNAL_WRITER.0.get()) } != 0 {}
+        let signal = FIRST_SIGNAL.load(Ordering::Acquire);
+        let _ = std::panic::catch_unwind(|| finalize_with_status(128 + signal as i64));
+        TRACE_DONE.store(true, Ordering::Release);
+    };
+    with_signals_blocked(|| {
+        std::thread::Builder::new()
+            .name("pomptrace-signal".into())
+            .spawn(writer)
+    })?;
+    SIGNAL_WRITER_READY.store(true, Ordering::Release);
+    Ok(())
 }

@@ -94,6 +94,11 @@ impl Registry {
     pub fn regions(&self) -> &[RegionDef] {
         &self.regions
     }
+    /// A region's name as the trace shows it (`!$omp critical @file.c:12`), for messages.
+    pub fn region_name(&self, region: u32) -> Option<&str> {
+        let def = self.regions.get(region as usize)?;
+        self.strings.get(def.name as usize).map(String::as_str)
+    }
 
     pub fn region(
         &mut self,

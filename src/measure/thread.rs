@@ -11,10 +11,9 @@
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
-use parking_lot::Mutex;
-
 use super::location::Location;
 use super::locks::{LockCache, CACHE_SLOTS};
+use super::signal_safe_mutex::SignalSafeMutex;
 use super::team::{Node, Team};
 
 /// What a thread was before it joined a team, restored when it leaves that team.
@@ -89,10 +88,11 @@ impl ThreadState {
 }
 
 /// Every state ever created, for finalize.
-struct StatePtr(&'static ThreadState);
+pub(super) struct StatePtr(&'static ThreadState);
 // SAFETY: other threads only touch the atomic fields of a state (busy, location).
 unsafe impl Send for StatePtr {}
-static STATES: Mutex<Vec<StatePtr>> = Mutex::new(Vec::new());
+/// Signal-safe: the trace writer for fatal signals walks it. Held across fork().
+pub(super) static STATES: SignalSafeMutex<Vec<StatePtr>> = SignalSafeMutex::new(Vec::new());
 
 /// The calling thread's state, created on its first call.
 #[inline(always)]
