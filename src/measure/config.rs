@@ -1,6 +1,7 @@
 //! Configuration from `POMPTRACE_*` environment variables, read once at measurement start.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// Smallest in-memory chunk we accept; OTF2 file chunks are at least 256 KiB, smaller memory
 /// chunks are padded to that in the file (as sparse holes).
@@ -24,6 +25,14 @@ pub struct Config {
     pub clock: ClockChoice,
     /// `POMPTRACE_VERBOSE=0|1|2`: 0 silences the closing summary line (warnings still show).
     pub verbose: u8,
+    /// `POMPTRACE_METRICS`: counters recorded at every Enter/Leave (see `metrics::CATALOG`).
+    pub metrics: Option<String>,
+    /// `POMPTRACE_SAMPLING_INTERVAL`: period of the process-metrics sampler (off by default).
+    pub sampling_interval: Option<Duration>,
+    /// `POMPTRACE_SNAPSHOT_INTERVAL`: period of the snapshots (off by default).
+    pub snapshot_interval: Option<Duration>,
+    /// `POMPTRACE_SNAPSHOT_AT_END=1`: one more snapshot at the end of the measurement.
+    pub snapshot_at_end: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +51,10 @@ impl Default for Config {
             buffer_size: 8 * 1024 * 1024,
             clock: ClockChoice::Auto,
             verbose: 1,
+            metrics: None,
+            sampling_interval: None,
+            snapshot_interval: None,
+            snapshot_at_end: false,
         }
     }
 }
@@ -62,6 +75,37 @@ pub fn parse_size(text: &str) -> Option<usize> {
     n.checked_mul(factor)
 }
 
+/// Parses durations like `10ms`, `1.5s`, `250us`, `100000ns`; a bare number is milliseconds.
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let n: f64 = number.parse().ok()?;
+    let seconds_per_unit = match unit.trim().to_ascii_lowercase().as_str() {
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "" | "ms" => 1e-3,
+        "s" => 1.0,
+        _ => return None,
+    };
+    Duration::try_from_secs_f64(n * seconds_per_unit).ok()
+}
+
+/// Parses a boolean setting; None if it is not one.
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "0" | "false" | "no" | "off" => Some(false),
+        "1" | "true" | "yes" | "on" => Some(true),
+        _ => None,
+    }
+}
+
+/// Shortest interval accepted for the sampler and the snapshots: below it they would cost
+/// more than they show.
+pub const MIN_INTERVAL: Duration = Duration::from_micros(100);
+
 impl Config {
     /// Reads the environment; every unusable value is reported (through `warn`) and replaced
     /// by its default.
@@ -69,10 +113,9 @@ impl Config {
         let mut c = Config::default();
         let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
         if let Some(v) = var("POMPTRACE_ENABLE") {
-            match v.trim().to_ascii_lowercase().as_str() {
-                "0" | "false" | "no" | "off" => c.enabled = false,
-                "1" | "true" | "yes" | "on" => {}
-                _ => warn(format!(
+            match parse_bool(&v) {
+                Some(on) => c.enabled = on,
+                None => warn(format!(
                     "POMPTRACE_ENABLE={v} is not a boolean; tracing stays on"
                 )),
             }
@@ -117,7 +160,35 @@ impl Config {
                 Err(_) => warn(format!("POMPTRACE_VERBOSE={v} is not a number; using 1")),
             }
         }
+        c.metrics = var("POMPTRACE_METRICS");
+        for (name, slot) in [
+            ("POMPTRACE_SAMPLING_INTERVAL", &mut c.sampling_interval),
+            ("POMPTRACE_SNAPSHOT_INTERVAL", &mut c.snapshot_interval),
+        ] {
+            if let Some(v) = var(name) {
+                match parse_duration(&v) {
+                    Some(d) if d >= MIN_INTERVAL => *slot = Some(d),
+                    _ => warn(format!(
+                        "{name}={v} is not a duration of at least 100us (e.g. 10ms, 1s); \
+                         it stays off"
+                    )),
+                }
+            }
+        }
+        if let Some(v) = var("POMPTRACE_SNAPSHOT_AT_END") {
+            match parse_bool(&v) {
+                Some(on) => c.snapshot_at_end = on,
+                None => warn(format!(
+                    "POMPTRACE_SNAPSHOT_AT_END={v} is not a boolean; no snapshot at the end"
+                )),
+            }
+        }
         c
+    }
+
+    /// Whether snapshots are written at all.
+    pub fn snapshots(&self) -> bool {
+        self.snapshot_interval.is_some() || self.snapshot_at_end
     }
 
     /// Chunks per location.
@@ -141,5 +212,17 @@ mod tests {
         assert_eq!(parse_size("12X"), None);
         assert_eq!(parse_size("K"), None);
         assert_eq!(parse_size("99999999999999999999999G"), None);
+    }
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("10ms"), Some(Duration::from_millis(10)));
+        assert_eq!(parse_duration("10"), Some(Duration::from_millis(10)));
+        assert_eq!(parse_duration("1.5s"), Some(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("250us"), Some(Duration::from_micros(250)));
+        assert_eq!(parse_duration("100000ns"), Some(Duration::from_micros(100)));
+        assert_eq!(parse_duration("5 min"), None);
+        assert_eq!(parse_duration("ms"), None);
+        assert_eq!(parse_duration("-1s"), None);
     }
 }

@@ -10,9 +10,12 @@ pub mod config;
 pub mod constructs;
 pub mod location;
 pub mod locks;
+pub mod metrics;
 mod output;
 mod process;
 pub mod regions;
+pub mod sampler;
+pub mod snapshots;
 pub mod tasks;
 pub mod team;
 
@@ -132,6 +135,7 @@ fn start_slow() -> Option<&'static Measurement> {
         STATE.store(DISABLED, Ordering::Release);
         return None;
     }
+    metrics::configure(config.metrics.as_deref(), |m| warn(&m));
     let measurement = match Measurement::new(config) {
         Ok(m) => m,
         Err(message) => {
@@ -151,6 +155,19 @@ fn start_slow() -> Option<&'static Measurement> {
     STATE.store(RUNNING, Ordering::Release);
     drop(guard);
     Some(m)
+}
+
+/// Starts the process-metrics sampler; a failure is reported and the run goes on without it.
+fn start_sampler(archive: &ArchiveWriter, interval: std::time::Duration) {
+    let path = archive.location_dir().join("process-metrics.evt.part");
+    let class = sampler::class_id();
+    match sampler::Sampler::start(interval, &path, archive.config().event_chunk_size, class) {
+        Ok(s) => *sampler::RUNNING.lock() = Some(s),
+        Err(e) => warn(&format!(
+            "cannot start the metric sampler ({}: {e}); tracing without it",
+            path.display()
+        )),
+    }
 }
 
 /// Program name from /proc/self/cmdline (argv), falling back to the executable's name.
@@ -227,6 +244,9 @@ impl Measurement {
             trace_id: start.ticks ^ (std::process::id() as u64) << 32,
         };
         let (experiment_dir, archive) = open_archive(&config, &program, archive_config)?;
+        if let Some(interval) = config.sampling_interval {
+            start_sampler(&archive, interval);
+        }
         let writer = BackgroundWriter::spawn("pomptrace-writer")
             .map_err(|e| format!("cannot start the writer thread: {e}"))?;
         let lock_api_regions = REGISTRY.lock().define_lock_api_regions();

@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use super::{clock, Measurement, REGISTRY};
+use super::metrics::{self, ClassDefinition};
+use super::{clock, sampler, snapshots, Measurement, REGISTRY};
 use crate::otf2::*;
 
 /// TSC frequency estimates need a minimum span between the two clock samples.
@@ -11,6 +12,7 @@ const MIN_CALIBRATION: Duration = Duration::from_millis(20);
 
 /// Writes the trace; returns the one-line summary (or what went wrong).
 pub fn write_trace(m: &Measurement, exit_status: i64) -> Result<String, String> {
+    let sampled = sampler::RUNNING.lock().take().map(sampler::Sampler::stop);
     let end_time = clock::now();
     let elapsed = Duration::from_nanos(clock::monotonic_ns().saturating_sub(m.start.ns));
     if elapsed < MIN_CALIBRATION {
@@ -45,14 +47,52 @@ pub fn write_trace(m: &Measurement, exit_status: i64) -> Result<String, String> 
             }
         }
     }
-    let archive = m
+    let mut archive = m
         .archive
         .lock()
         .take()
         .ok_or("the trace was already written")?;
+    let mut ids: Vec<u64> = (0..locations.len() as u64).collect();
+    // The metric location comes after every thread location.
+    let metric_location = sampled.and_then(|recorded| {
+        let id = locations.len() as u64;
+        if let Err(e) = recorded.result {
+            errors.push(format!("writing the sampled metrics failed: {e}"));
+        }
+        match std::fs::rename(&recorded.path, archive.event_path(id)) {
+            Ok(()) => Some((id, recorded.events)),
+            Err(e) => {
+                errors.push(format!(
+                    "cannot move {} into the trace: {e}",
+                    recorded.path.display()
+                ));
+                None
+            }
+        }
+    });
+    ids.extend(metric_location.map(|(id, _)| id));
     let mut defs = archive.global_def_writer();
-    write_definitions(m, &mut defs, &locations, &events, resolution, end_time);
-    let ids: Vec<u64> = (0..locations.len() as u64).collect();
+    write_definitions(
+        m,
+        &mut defs,
+        &locations,
+        &events,
+        metric_location,
+        resolution,
+        end_time,
+    );
+    if m.config.snapshots() {
+        let ticks = |d: Duration| (d.as_nanos() * resolution as u128 / 1_000_000_000) as u64;
+        let schedule = snapshots::Schedule {
+            start: m.start.ticks,
+            interval: m.config.snapshot_interval.map(ticks),
+            end: m.config.snapshot_at_end.then_some(end_time),
+        };
+        match snapshots::write_archive_snapshots(&archive, &ids, schedule) {
+            Ok(taken) => archive.set_snapshot_count(taken),
+            Err(e) => errors.push(format!("writing the snapshots failed: {e}")),
+        }
+    }
     let anchor_path = archive.anchor_path();
     archive
         .finish(defs, &ids)
@@ -92,10 +132,24 @@ fn write_definitions(
     defs: &mut GlobalDefWriter,
     locations: &[&'static super::location::LocationCell],
     events: &[u64],
+    metric_location: Option<(u64, u64)>,
     resolution: u64,
     end_time: u64,
 ) {
     let mut registry = REGISTRY.lock();
+    let synchronous: Vec<metrics::Member> = metrics::selected()
+        .iter()
+        .map(|metric| metric.member)
+        .collect();
+    let sampled: &[metrics::Member] = if metric_location.is_some() {
+        &sampler::MEMBERS
+    } else {
+        &[]
+    };
+    for s in metrics::member_strings(&synchronous).chain(metrics::member_strings(sampled)) {
+        registry.string(s);
+    }
+    let s_metric_location = registry.string(sampler::LOCATION_NAME);
     // Every string first: the python reader needs definitions before their users.
     let s_empty = registry.string("");
     let s_openmp = registry.string("OpenMP");
@@ -172,6 +226,34 @@ fn write_definitions(
             number_of_events: events[number],
             location_group: 0,
         });
+    }
+    if let Some((id, number_of_events)) = metric_location {
+        defs.write(&GlobalDef::Location {
+            id,
+            name: s_metric_location,
+            location_type: LocationType::METRIC,
+            number_of_events,
+            location_group: 0,
+        });
+    }
+    let mut next_member = 0;
+    if !synchronous.is_empty() {
+        let class = ClassDefinition {
+            id: metrics::SYNCHRONOUS_CLASS,
+            occurrence: MetricOccurrence::SYNCHRONOUS_STRICT,
+            members: &synchronous,
+            recorder: None,
+        };
+        next_member = metrics::write_class(defs, &class, next_member, |s| registry.string(s));
+    }
+    if let Some((id, _)) = metric_location {
+        let class = ClassDefinition {
+            id: sampler::class_id(),
+            occurrence: MetricOccurrence::ASYNCHRONOUS,
+            members: sampled,
+            recorder: Some(id),
+        };
+        metrics::write_class(defs, &class, next_member, |s| registry.string(s));
     }
     for (id, r) in registry.regions().iter().enumerate() {
         defs.write(&GlobalDef::Region {

@@ -380,6 +380,20 @@ impl<S: ChunkSink> EventWriter<S> {
         );
     }
 
+    /// A Metric event: `values` of metric class or instance `metric` (no allocation).
+    pub fn metric(&mut self, time: u64, metric: u32, values: &[TypedValue]) {
+        self.payload.clear();
+        records::put_metric_payload(&mut self.payload, metric, values);
+        self.chunks.write_record(
+            time,
+            None,
+            event_id::METRIC,
+            false,
+            &self.payload,
+            records::metric_payload_bound(values.len()),
+        );
+    }
+
     /// Records that the measurement stalled from `time` until `stop_time` to make room.
     pub fn buffer_flush(&mut self, time: u64, stop_time: u64) {
         self.chunks

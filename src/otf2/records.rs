@@ -196,6 +196,17 @@ pub fn get_attribute_list_payload(d: &mut Decoder) -> DecodeResult<AttributeList
     Ok(AttributeList::from_entries(entries))
 }
 
+/// libotf2's payload bound of a Metric event (and, plus a u64, of a MetricSnap) with `n` values.
+pub fn metric_payload_bound(n: usize) -> usize {
+    B_CU32 + B_U8 + n * (B_U8 + B_CU64)
+}
+
+/// The payload of a Metric event.
+pub fn put_metric_payload(buf: &mut Vec<u8>, metric: u32, values: &[TypedValue]) {
+    put_cu32(buf, metric);
+    put_metric_values(buf, values);
+}
+
 fn put_metric_values(buf: &mut Vec<u8>, values: &[TypedValue]) {
     put_u8(buf, values.len() as u8);
     for v in values {
@@ -270,7 +281,7 @@ impl Event {
             Event::BufferFlush { .. } => B_U64,
             Event::MeasurementOnOff { .. } | Event::ThreadJoin { .. } => B_U8,
             Event::Enter { .. } | Event::Leave { .. } => B_CU32,
-            Event::Metric { values, .. } => B_CU32 + B_U8 + values.len() * (B_U8 + B_CU64),
+            Event::Metric { values, .. } => metric_payload_bound(values.len()),
             Event::ParameterString { .. } => 2 * B_CU32,
             Event::ParameterInt { .. } => B_CU32 + B_CI64,
             Event::ParameterUnsignedInt { .. } => B_CU32 + B_CU64,
@@ -295,10 +306,7 @@ impl Event {
             Event::BufferFlush { stop_time } => put_u64(buf, *stop_time),
             Event::MeasurementOnOff { mode } => put_u8(buf, mode.0),
             Event::Enter { region } | Event::Leave { region } => put_cu32(buf, *region),
-            Event::Metric { metric, values } => {
-                put_cu32(buf, *metric);
-                put_metric_values(buf, values);
-            }
+            Event::Metric { metric, values } => put_metric_payload(buf, *metric, values),
             Event::ParameterString { parameter, string } => {
                 put_cu32(buf, *parameter);
                 put_cu32(buf, *string);
