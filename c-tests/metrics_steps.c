@@ -42,7 +42,7 @@ int main(void)
             sum += x > 0 ? 1 : 0;
 #pragma pomp inst end(compute)
         }
-        pause_ms(20);
+        pause_ms(50);
     }
 #pragma pomp inst end(steps)
     for (int s = 0; s < STEPS; s++)

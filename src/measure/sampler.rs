@@ -136,11 +136,12 @@ impl Sampler {
                 while !*stopped {
                     let values = sample_process().map(TypedValue::u64);
                     writer.metric(clock::now(), class, &values);
-                    // A fixed schedule: a slow sample does not shift the ones after it.
+                    // A fixed schedule: a slow sample does not shift the ones after it, and
+                    // intervals missed while the machine was busy are skipped, not caught up.
                     next += interval;
                     let now = Instant::now();
-                    if next < now {
-                        next = now;
+                    if next <= now {
+                        next = now + interval;
                     }
                     stop_seen.wake.wait_until(&mut stopped, next);
                 }

@@ -47,7 +47,7 @@ def main(path):
             if hasattr(m, "members"):
                 out.append("METRIC_CLASS\t%d\t%s\t%s" % (
                     m._ref, name(m.occurrence),
-                    ",".join("%s:%s:%s" % (x.name, x.unit, name(x.mode)) for x in m.members)))
+                    ",".join("%s:%s:%s" % (x.name, x.unit, name(x.metric_mode)) for x in m.members)))
         for c in d.comms:
             members = ",".join(str(m._ref) for m in c.group.members) if c.group is not None else ""
             out.append("COMM\t%d\t%s\t%s\t%s" % (c._ref, c.name, ref(c.parent), members))
