@@ -384,35 +384,13 @@ fn snapshots_match_what_otf2_snapshots_appends_to_the_same_trace() {
             ("POMPTRACE_SAMPLING_INTERVAL", "5ms"),
         ],
     );
-    // Both reference readers accept the archive with its snapshots.
-    let view = View::read(&run.anchor());
-    view.assert_well_formed();
-    let printed = otf2_print(&["-A"], &run.anchor(), &[]);
-    assert!(printed.contains("=== Snapshots"), "{printed}");
-
-    let ours = snapshots(&run.anchor());
-    let reference_anchor = copy_without_snapshots(&run.experiment, &scratch.join("reference"));
-    let interval_ticks = 7_000_000u128 * view.timer_resolution as u128 / 1_000_000_000;
-    run_otf2_snapshots(&reference_anchor, interval_ticks as u64);
-    let theirs = snapshots(&reference_anchor);
-    assert_eq!(ours.len(), theirs.len());
-    for (location, records) in &ours {
-        assert_eq!(
-            records, &theirs[location],
-            "location {location}: our snapshots differ from otf2-snapshots'"
-        );
-    }
-    let count = |anchor: &Path| {
-        Anchor::decode(&std::fs::read(anchor).unwrap())
-            .unwrap()
-            .number_of_snapshots
-    };
-    assert_eq!(count(&run.anchor()), count(&reference_anchor));
+    // Both reference readers accept the archive with its snapshots, and otf2-snapshots writes
+    // the same records at the same break times.
+    let ours = assert_snapshots_match_the_reference(&run, 7_000_000, &scratch);
     let starts = ours[&0]
         .iter()
         .filter(|r| matches!(r.record, SnapRecord::SnapshotStart { .. }))
         .count();
-    assert_eq!(starts as u32, count(&run.anchor()));
     assert!(
         starts >= 10,
         "{starts} snapshots in a run of over 100 ms at 7 ms"
@@ -438,11 +416,63 @@ fn snapshots_match_what_otf2_snapshots_appends_to_the_same_trace() {
     }
 }
 
-fn run_otf2_snapshots(anchor: &Path, interval_ticks: u64) {
+/// Runs `otf2-snapshots` with our break interval on a copy of the trace without our snapshots
+/// and checks that both hold the same snapshot records; checks that both reference readers
+/// accept ours, and that the anchor counts them. Returns ours.
+fn assert_snapshots_match_the_reference(
+    traced: &Run,
+    interval_ns: u128,
+    scratch: &Scratch,
+) -> BTreeMap<u64, Vec<SnapshotRecord>> {
+    let view = View::read(&traced.anchor());
+    view.assert_well_formed();
+    let printed = otf2_print(&["-A"], &traced.anchor(), &[]);
+    assert!(printed.contains("=== Snapshots"), "{printed}");
+    let ours = snapshots(&traced.anchor());
+    let reference_anchor = copy_without_snapshots(&traced.experiment, &scratch.join("reference"));
+    let interval_ticks = interval_ns * view.timer_resolution as u128 / 1_000_000_000;
     run(Command::new("otf2-snapshots")
         .arg("-p")
         .arg(interval_ticks.to_string())
-        .arg(anchor));
+        .arg(&reference_anchor));
+    let theirs = snapshots(&reference_anchor);
+    assert_eq!(ours.len(), theirs.len());
+    for (location, records) in &ours {
+        assert_eq!(
+            records, &theirs[location],
+            "location {location}: our snapshots differ from otf2-snapshots'"
+        );
+    }
+    let count = |anchor: &Path| {
+        Anchor::decode(&std::fs::read(anchor).unwrap())
+            .unwrap()
+            .number_of_snapshots
+    };
+    assert_eq!(count(&traced.anchor()), count(&reference_anchor));
+    let starts = ours[&0]
+        .iter()
+        .filter(|r| matches!(r.record, SnapRecord::SnapshotStart { .. }))
+        .count();
+    assert_eq!(starts as u32, count(&traced.anchor()));
+    ours
+}
+
+#[test]
+fn snapshots_of_held_locks_open_forks_and_tasks_match_the_reference() {
+    let scratch = Scratch::new("snapshots-sync");
+    let source = instrument("snapshot_sync.c", &scratch.path, &[]);
+    let exe = Build::c(&scratch.path).executable(&[source], "snapshot_sync");
+    let run = run_traced(&exe, 3, "sync", &[("POMPTRACE_SNAPSHOT_INTERVAL", "1ms")]);
+    assert_eq!(run.stdout(), "done=3\n");
+    let ours = assert_snapshots_match_the_reference(&run, 1_000_000, &scratch);
+    let has = |id: u8| {
+        ours.values().flatten().any(|r| match &r.record {
+            SnapRecord::Unknown { record_id, .. } => *record_id == id,
+            _ => false,
+        })
+    };
+    assert!(has(22), "no snapshot caught the fork open");
+    assert!(has(23), "no snapshot caught a lock held");
 }
 
 #[test]
