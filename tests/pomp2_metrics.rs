@@ -287,12 +287,13 @@ fn the_sampler_follows_the_resident_size_step_by_step() {
             (e.time, e.detail[1].parse().unwrap())
         })
         .collect();
-    // One value per interval (none lost, none doubled; a busy machine may delay a few).
+    // At most one value per interval: a sampler that wakes late (this machine is shared and
+    // may be very busy) skips the intervals it missed instead of catching up.
     let span_ns = (samples.last().unwrap().0 - samples[0].0) as u128 * 1_000_000_000
         / view.timer_resolution as u128;
-    let expected = (span_ns / 4_000_000) as usize + 1;
+    let intervals = (span_ns / 4_000_000) as usize + 1;
     assert!(
-        samples.len() <= expected + 1 && samples.len() * 2 >= expected,
+        samples.len() <= intervals + 1 && samples.len() >= 2 * STEPS,
         "{} samples over {span_ns} ns at 4 ms",
         samples.len()
     );
@@ -465,14 +466,15 @@ fn snapshots_of_held_locks_open_forks_and_tasks_match_the_reference() {
     let run = run_traced(&exe, 3, "sync", &[("POMPTRACE_SNAPSHOT_INTERVAL", "1ms")]);
     assert_eq!(run.stdout(), "done=3\n");
     let ours = assert_snapshots_match_the_reference(&run, 1_000_000, &scratch);
-    let has = |id: u8| {
-        ours.values().flatten().any(|r| match &r.record {
-            SnapRecord::Unknown { record_id, .. } => *record_id == id,
-            _ => false,
-        })
-    };
-    assert!(has(22), "no snapshot caught the fork open");
-    assert!(has(23), "no snapshot caught a lock held");
+    let records = || ours.values().flatten().map(|r| &r.record);
+    assert!(
+        records().any(|r| matches!(r, SnapRecord::OmpFork { .. })),
+        "no snapshot caught the fork open"
+    );
+    assert!(
+        records().any(|r| matches!(r, SnapRecord::OmpAcquireLock { .. })),
+        "no snapshot caught a lock held"
+    );
 }
 
 #[test]

@@ -15,14 +15,9 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::otf2::reader::{read_event_file, ReadResult};
-use crate::otf2::wire::{put_cu32, put_u64};
 use crate::otf2::{
     ArchiveWriter, AttributeList, ChunkSink, Event, EventRecord, SnapRecord, SnapWriter, TypedValue,
 };
-
-/// `OmpForkSnap`, `OmpAcquireLockSnap`: written by id until the record types exist.
-const OMP_FORK_SNAP: u8 = 22;
-const OMP_ACQUIRE_LOCK_SNAP: u8 = 23;
 
 /// When to take snapshots, in clock ticks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,25 +65,15 @@ impl Entry {
                 metric: *metric,
                 values: values.clone(),
             },
-            Open::Fork(threads) => {
-                let mut payload = Vec::with_capacity(13);
-                put_u64(&mut payload, time);
-                put_cu32(&mut payload, *threads);
-                SnapRecord::Unknown {
-                    record_id: OMP_FORK_SNAP,
-                    payload,
-                }
-            }
-            Open::Lock { lock, order } => {
-                let mut payload = Vec::with_capacity(18);
-                put_u64(&mut payload, time);
-                put_cu32(&mut payload, *lock);
-                put_cu32(&mut payload, *order);
-                SnapRecord::Unknown {
-                    record_id: OMP_ACQUIRE_LOCK_SNAP,
-                    payload,
-                }
-            }
+            Open::Fork(threads) => SnapRecord::OmpFork {
+                orig_event_time: time,
+                number_of_requested_threads: *threads,
+            },
+            Open::Lock { lock, order } => SnapRecord::OmpAcquireLock {
+                orig_event_time: time,
+                lock_id: *lock,
+                acquisition_order: *order,
+            },
         }
     }
 }
