@@ -13,16 +13,35 @@ use pomptrace::otf2::{Anchor, ArchiveReader, SnapRecord, SnapshotRecord};
 use support::pomp2::*;
 use support::{otf2_print, run, Scratch};
 
-/// OTF2 `metrics_steps.c`, instrumented and built in `scratch`.
-fn metrics_steps(scratch: &Scratch) -> PathBuf {
+/// `c-tests/metrics_steps.c`, instrumented, built and run in a scratch directory of its own
+/// with `threads` threads and `env`; the scratch directory lives as long as the run is needed.
+fn traced_metrics_steps(label: &str, threads: u32, env: &[(&str, &str)]) -> (Scratch, Run) {
+    let scratch = Scratch::new(label);
     let source = instrument("metrics_steps.c", &scratch.path, &[]);
-    Build::c(&scratch.path).executable(&[source], "metrics_steps")
+    let exe = Build::c(&scratch.path).executable(&[source], "metrics_steps");
+    let run = run_traced(&exe, threads, label, env);
+    assert_eq!(run.stdout(), "sum=28\n");
+    (scratch, run)
 }
 
 const THREADS: u32 = 2;
 /// Bytes each thread touches per step (`BLOCK` in metrics_steps.c).
 const BLOCK: u64 = 4 << 20;
 const STEPS: usize = 4;
+
+/// Per visit of `region` (in order): how much each metric grew from its Enter to its Leave.
+fn visit_deltas(events: &[Ev], region: &str) -> Vec<Vec<u64>> {
+    let enters = values_at(events, "Enter", region);
+    let leaves = values_at(events, "Leave", region);
+    assert_eq!(enters.len(), leaves.len(), "visits of {region}");
+    enters
+        .iter()
+        .zip(&leaves)
+        .map(|((_, at_enter), (_, at_leave))| {
+            at_leave.iter().zip(at_enter).map(|(l, e)| l - e).collect()
+        })
+        .collect()
+}
 
 /// `(time, values)` of the Metric events of a location that precede `kind` events of `region`.
 fn values_at(events: &[Ev], kind: &str, region: &str) -> Vec<(u64, Vec<u64>)> {
@@ -47,15 +66,11 @@ fn values_at(events: &[Ev], kind: &str, region: &str) -> Vec<(u64, Vec<u64>)> {
 
 #[test]
 fn counters_are_recorded_at_every_enter_and_leave() {
-    let scratch = Scratch::new("metrics-sync");
-    let exe = metrics_steps(&scratch);
-    let run = run_traced(
-        &exe,
+    let (_scratch, run) = traced_metrics_steps(
+        "metrics-sync",
         THREADS,
-        "sync",
         &[("POMPTRACE_METRICS", "page-faults,task-clock,ru_utime")],
     );
-    assert_eq!(run.stdout(), "sum=28\n");
     assert!(
         !run.stderr().contains("POMPTRACE_METRICS"),
         "all three metrics work here: {}",
@@ -138,28 +153,22 @@ fn counters_are_recorded_at_every_enter_and_leave() {
             }
         }
         // Touching a new 4 MiB block faults in its pages; computing faults (almost) nothing.
-        let touch = (
-            values_at(events, "Enter", "touch"),
-            values_at(events, "Leave", "touch"),
-        );
-        let compute = (
-            values_at(events, "Enter", "compute"),
-            values_at(events, "Leave", "compute"),
-        );
-        assert_eq!(touch.0.len(), STEPS, "{name}");
-        for step in 0..STEPS {
-            let faults = touch.1[step].1[0] - touch.0[step].1[0];
+        let touch = visit_deltas(events, "touch");
+        let compute = visit_deltas(events, "compute");
+        assert_eq!((touch.len(), compute.len()), (STEPS, STEPS), "{name}");
+        for (step, (touch, compute)) in touch.iter().zip(&compute).enumerate() {
+            let faults = touch[0];
             assert!(
                 faults >= BLOCK / 4096 * 9 / 10,
                 "{name}, step {step}: {faults} page faults while touching {BLOCK} bytes"
             );
-            let faults = compute.1[step].1[0] - compute.0[step].1[0];
+            let faults = compute[0];
             assert!(
                 faults < 64,
                 "{name}, step {step}: {faults} page faults computing"
             );
             // task-clock counts the compute loop (several ms of CPU).
-            let ran = compute.1[step].1[1] - compute.0[step].1[1];
+            let ran = compute[1];
             assert!(
                 ran >= 1_000_000,
                 "{name}, step {step}: computing took {ran} ns of CPU"
@@ -181,15 +190,11 @@ fn machine_counts_cycles() -> Result<(), String> {
 
 #[test]
 fn hardware_counters_where_the_machine_has_them_and_one_clear_line_where_not() {
-    let scratch = Scratch::new("metrics-hw");
-    let exe = metrics_steps(&scratch);
-    let run = run_traced(
-        &exe,
+    let (_scratch, run) = traced_metrics_steps(
+        "metrics-hw",
         THREADS,
-        "hw",
         &[("POMPTRACE_METRICS", "cycles,task-clock")],
     );
-    assert_eq!(run.stdout(), "sum=28\n");
     let view = View::read(&run.anchor());
     view.assert_well_formed();
     let members = &view.metric_classes[&0].1;
@@ -204,12 +209,8 @@ fn hardware_counters_where_the_machine_has_them_and_one_clear_line_where_not() {
             assert!(warnings.is_empty(), "{warnings:?}");
             assert_eq!(members[0], "cycles:#:ACCUMULATED_START");
             let events = view.events_of("Master thread");
-            let compute = (
-                values_at(events, "Enter", "compute"),
-                values_at(events, "Leave", "compute"),
-            );
             // 3 million dependent multiply-adds take far more than a million cycles.
-            assert!(compute.1[0].1[0] - compute.0[0].1[0] > 1_000_000);
+            assert!(visit_deltas(events, "compute")[0][0] > 1_000_000);
         }
         Err(why) => {
             assert_eq!(
@@ -225,12 +226,9 @@ fn hardware_counters_where_the_machine_has_them_and_one_clear_line_where_not() {
 
 #[test]
 fn an_unknown_metric_name_lists_the_valid_ones() {
-    let scratch = Scratch::new("metrics-unknown");
-    let exe = metrics_steps(&scratch);
-    let run = run_traced(
-        &exe,
-        1,
-        "unknown",
+    let (_scratch, run) = traced_metrics_steps(
+        "metrics-unknown",
+        THREADS,
         &[("POMPTRACE_METRICS", "task-clock,page_faults")],
     );
     let stderr = run.stderr();
@@ -259,12 +257,9 @@ fn an_unknown_metric_name_lists_the_valid_ones() {
 
 #[test]
 fn the_sampler_follows_the_resident_size_step_by_step() {
-    let scratch = Scratch::new("metrics-sampler");
-    let exe = metrics_steps(&scratch);
-    let run = run_traced(
-        &exe,
+    let (_scratch, run) = traced_metrics_steps(
+        "metrics-sampler",
         THREADS,
-        "sampler",
         &[("POMPTRACE_SAMPLING_INTERVAL", "4ms")],
     );
     let view = View::read(&run.anchor());
@@ -373,12 +368,9 @@ fn copy_without_snapshots(experiment: &Path, dir: &Path) -> PathBuf {
 
 #[test]
 fn snapshots_match_what_otf2_snapshots_appends_to_the_same_trace() {
-    let scratch = Scratch::new("snapshots");
-    let exe = metrics_steps(&scratch);
-    let run = run_traced(
-        &exe,
+    let (scratch, run) = traced_metrics_steps(
+        "snapshots",
         THREADS,
-        "snap",
         &[
             ("POMPTRACE_SNAPSHOT_INTERVAL", "7ms"),
             ("POMPTRACE_METRICS", "page-faults,task-clock"),
@@ -479,12 +471,9 @@ fn snapshots_of_held_locks_open_forks_and_tasks_match_the_reference() {
 
 #[test]
 fn a_snapshot_at_the_end_restates_the_last_metric_values() {
-    let scratch = Scratch::new("snapshot-end");
-    let exe = metrics_steps(&scratch);
-    let run = run_traced(
-        &exe,
+    let (_scratch, run) = traced_metrics_steps(
+        "snapshot-end",
         THREADS,
-        "end",
         &[
             ("POMPTRACE_SNAPSHOT_AT_END", "1"),
             ("POMPTRACE_METRICS", "task-clock"),

@@ -98,11 +98,11 @@ pub fn write_trace(m: &Measurement, exit_status: i64) -> Result<String, String> 
         .finish(defs, &ids)
         .map_err(|e| format!("writing {} failed: {e}", anchor_path.display()))?;
     let bytes = directory_size(&m.experiment_dir);
-    let total: u64 = events.iter().sum();
+    let total: u64 = events.iter().sum::<u64>() + metric_location.map_or(0, |(_, n)| n);
     let mut summary = format!(
         "trace written to {} ({} locations, {} events, {} bytes)",
         anchor_path.display(),
-        locations.len(),
+        ids.len(),
         total,
         bytes
     );

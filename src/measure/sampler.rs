@@ -22,33 +22,32 @@ use crate::otf2::{EventWriter, FileSink, MetricMode, MetricType, TypedValue};
 /// What the sampler records, in value order.
 pub const MEMBERS: [Member; 4] = [
     Member {
-        name: "resident_set_size",
-        description: "Resident set size of the process (/proc/self/statm)",
-        unit: "B",
-        metric_type: MetricType::OTHER,
         mode: MetricMode::ABSOLUTE_POINT,
+        ..Member::counter(
+            "resident_set_size",
+            "Resident set size of the process (/proc/self/statm)",
+            "B",
+            MetricType::OTHER,
+        )
     },
-    Member {
-        name: "process_cpu_time",
-        description: "User and system CPU time of all threads of the process",
-        unit: "usec",
-        metric_type: MetricType::RUSAGE,
-        mode: MetricMode::ACCUMULATED_START,
-    },
-    Member {
-        name: "read_bytes",
-        description: "Bytes the process read through read-like calls (/proc/self/io rchar)",
-        unit: "B",
-        metric_type: MetricType::OTHER,
-        mode: MetricMode::ACCUMULATED_START,
-    },
-    Member {
-        name: "written_bytes",
-        description: "Bytes the process wrote through write-like calls (/proc/self/io wchar)",
-        unit: "B",
-        metric_type: MetricType::OTHER,
-        mode: MetricMode::ACCUMULATED_START,
-    },
+    Member::counter(
+        "process_cpu_time",
+        "User and system CPU time of all threads of the process",
+        "usec",
+        MetricType::RUSAGE,
+    ),
+    Member::counter(
+        "read_bytes",
+        "Bytes the process read through read-like calls (/proc/self/io rchar)",
+        "B",
+        MetricType::OTHER,
+    ),
+    Member::counter(
+        "written_bytes",
+        "Bytes the process wrote through write-like calls (/proc/self/io wchar)",
+        "B",
+        MetricType::OTHER,
+    ),
 ];
 
 /// The name of the metric location.

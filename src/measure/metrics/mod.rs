@@ -38,6 +38,24 @@ pub struct Member {
     pub mode: MetricMode,
 }
 
+impl Member {
+    /// A running total since the start (`ACCUMULATED_START`), the common kind.
+    pub const fn counter(
+        name: &'static str,
+        description: &'static str,
+        unit: &'static str,
+        metric_type: MetricType,
+    ) -> Self {
+        Self {
+            name,
+            description,
+            unit,
+            metric_type,
+            mode: MetricMode::ACCUMULATED_START,
+        }
+    }
+}
+
 /// A metric `POMPTRACE_METRICS` can name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Metric {
@@ -53,13 +71,7 @@ const fn perf_metric(
     config: u64,
 ) -> Metric {
     Metric {
-        member: Member {
-            name,
-            description,
-            unit,
-            metric_type: MetricType::OTHER,
-            mode: MetricMode::ACCUMULATED_START,
-        },
+        member: Member::counter(name, description, unit, MetricType::OTHER),
         source: Source::Perf(PerfEvent { kind, config }),
     }
 }
@@ -73,11 +85,8 @@ const fn rusage_metric(
 ) -> Metric {
     Metric {
         member: Member {
-            name,
-            description,
-            unit,
-            metric_type: MetricType::RUSAGE,
             mode,
+            ..Member::counter(name, description, unit, MetricType::RUSAGE)
         },
         source: Source::Rusage(field),
     }
