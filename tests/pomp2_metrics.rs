@@ -225,6 +225,44 @@ fn hardware_counters_where_the_machine_has_them_and_one_clear_line_where_not() {
 }
 
 #[test]
+fn a_kernel_that_refuses_perf_counters_gets_one_clear_line_and_the_rest_is_traced() {
+    // perf_event_open fails with EACCES, as with perf_event_paranoid 3 or a seccomp profile.
+    let shim_dir = Scratch::new("deny-perf");
+    let shim = shim_dir.join("deny_perf_events.so");
+    run(Command::new("cc")
+        .args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o"])
+        .arg(&shim)
+        .arg(support::repo_root().join("c-tests/deny_perf_events.c"))
+        .arg("-ldl"));
+    let preload = shim.to_str().unwrap();
+    let (_scratch, run) = traced_metrics_steps(
+        "metrics-denied",
+        THREADS,
+        &[
+            ("POMPTRACE_METRICS", "task-clock,ru_utime"),
+            ("LD_PRELOAD", preload),
+        ],
+    );
+    let stderr = run.stderr();
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("METRICS")).collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].starts_with(
+            "pomptrace: POMPTRACE_METRICS: cannot count \"task-clock\": the kernel refuses it \
+             (permission denied; /proc/sys/kernel/perf_event_paranoid is"
+        ) && lines[0].ends_with("; tracing without it"),
+        "{}",
+        lines[0]
+    );
+    let view = View::read(&run.anchor());
+    view.assert_well_formed();
+    assert_eq!(
+        view.metric_classes[&0].1,
+        ["ru_utime:usec:ACCUMULATED_START".to_string()]
+    );
+}
+
+#[test]
 fn an_unknown_metric_name_lists_the_valid_ones() {
     let (_scratch, run) = traced_metrics_steps(
         "metrics-unknown",

@@ -55,8 +55,9 @@ pub fn explain(error: &io::Error) -> String {
             "this machine has no hardware counter for it (no PMU, e.g. in a virtual machine)".into()
         }
         Some(libc::EACCES) | Some(libc::EPERM) => format!(
-            "the kernel does not allow it (/proc/sys/kernel/perf_event_paranoid is {}; \
-             counting a thread's own events needs 2 or less)",
+            "the kernel refuses it (permission denied; /proc/sys/kernel/perf_event_paranoid is \
+             {}: above 2, or a seccomp profile such as a container's, forbids perf counters to \
+             unprivileged processes)",
             std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
                 .map(|s| s.trim().to_string())
                 .unwrap_or_else(|_| "unreadable".into())
