@@ -11,7 +11,7 @@ use std::io;
 use super::chunk::*;
 use super::records::{self, attribute_list_bound, event_id, length_field_bound, Event, SnapRecord};
 use super::types::*;
-use super::wire::{put_cu32_at, put_framed};
+use super::wire::{put_cu32_at, put_cu64_at, put_framed};
 use super::TIMESTAMP;
 
 /// Room libotf2 reserves for a timestamp record before every event, written or not.
@@ -175,6 +175,38 @@ impl<S: ChunkSink> TimedChunks<S> {
         self.events += 1;
     }
 
+    /// `write_small` preceded by an attribute list of one UINT64 entry, encoded in place: the
+    /// same bytes and chunk breaks as [`Self::write_record`] with a one-entry list, without
+    /// building the list.
+    #[inline(always)]
+    pub fn write_small_with_u64_attribute<const PAYLOAD_BOUND: usize>(
+        &mut self,
+        time: u64,
+        attribute: u32,
+        value: u64,
+        id: u8,
+        encode: impl FnOnce(&mut [u8]) -> usize,
+    ) {
+        let record_bound =
+            attribute_list_bound(1) + 1 + length_field_bound(PAYLOAD_BOUND) + PAYLOAD_BOUND;
+        self.reserve(TIMESTAMP_BOUND + record_bound, time);
+        self.timestamp(time);
+        let out = &mut self.chunk[self.pos..self.pos + record_bound];
+        out[0] = super::ATTRIBUTE_LIST;
+        let mut n = 2;
+        n += put_cu32_at(&mut out[n..], 1);
+        n += put_cu32_at(&mut out[n..], attribute);
+        out[n] = Type::UINT64.0;
+        n += 1;
+        n += put_cu64_at(&mut out[n..], value);
+        out[1] = (n - 2) as u8;
+        out[n] = id;
+        let len = encode(&mut out[n + 2..]);
+        out[n + 1] = len as u8;
+        self.pos += n + 2 + len;
+        self.events += 1;
+    }
+
     /// Any record: optional attribute list, id, length (unless `singleton`), payload.
     /// `payload_bound` is libotf2's upper bound of the payload size.
     pub fn write_record(
@@ -309,6 +341,24 @@ impl<S: ChunkSink> EventWriter<S> {
             .write_small::<5>(time, event_id::THREAD_TEAM_BEGIN, |out| {
                 put_cu32_at(out, team)
             });
+    }
+
+    /// ThreadTeamBegin carrying one UINT64 attribute (the reference's ThreadId).
+    #[inline(always)]
+    pub fn thread_team_begin_with_u64_attribute(
+        &mut self,
+        time: u64,
+        team: u32,
+        attribute: u32,
+        value: u64,
+    ) {
+        self.chunks.write_small_with_u64_attribute::<5>(
+            time,
+            attribute,
+            value,
+            event_id::THREAD_TEAM_BEGIN,
+            |out| put_cu32_at(out, team),
+        );
     }
 
     #[inline(always)]
@@ -456,5 +506,38 @@ impl<S: ChunkSink> SnapWriter<S> {
 
     pub fn finish(self) -> (S, io::Result<()>) {
         self.chunks.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The in-place ThreadTeamBegin+attribute encoder writes what the generic path writes,
+    /// across chunk breaks and for small and large values.
+    #[test]
+    fn team_begin_with_attribute_matches_the_generic_encoding() {
+        let values = [0u64, 1, 127, 128, 70_000, u32::MAX as u64 + 5, u64::MAX];
+        let run = |fast: bool| {
+            let mut w = EventWriter::new(4096, VecSink::default());
+            for i in 0..2000u64 {
+                let value = values[i as usize % values.len()];
+                let team = (i % 300) as u32;
+                if fast {
+                    w.thread_team_begin_with_u64_attribute(i / 3, team, 0, value);
+                } else {
+                    let mut list = AttributeList::new();
+                    list.add(0, TypedValue::u64(value));
+                    w.write(i / 3, Some(&list), &Event::ThreadTeamBegin { team });
+                }
+                w.enter(i / 3 + 1, i as u32);
+            }
+            let (sink, result) = w.finish();
+            result.unwrap();
+            sink.bytes
+        };
+        let (fast, generic) = (run(true), run(false));
+        assert!(fast.len() > 3 * 4096, "the test must cross chunk breaks");
+        assert_eq!(fast, generic);
     }
 }
