@@ -10,7 +10,10 @@
 //! file (POMPTRACE_FILTERING_FILE) excludes, side by side with a recorded pair:
 //! `hotpath: filtered enter+exit F ns, recorded enter+exit P ns, ratio F/P = Q`.
 //!
-//! Run: `cargo run --release --example hotpath_bench [PAIRS]`
+//! With `--metrics`, it instead compares the cost per event with no metric, one and three
+//! software perf counters and a getrusage metric (`POMPTRACE_METRICS`), on one thread.
+//!
+//! Run: `cargo run --release --example hotpath_bench [PAIRS] [--metrics]`
 
 #[path = "common/library_dir.rs"]
 mod library_dir;
@@ -19,9 +22,56 @@ use library_dir::library_dir;
 use std::path::Path;
 use std::process::Command;
 
+/// `POMPTRACE_METRICS` settings compared by `--metrics`, with what they read per event.
+const METRIC_SETS: [(&str, Option<&str>); 5] = [
+    ("no metric", None),
+    ("1 software counter", Some("task-clock")),
+    (
+        "3 software counters",
+        Some("task-clock,page-faults,context-switches"),
+    ),
+    ("rusage", Some("ru_utime")),
+    (
+        "3 software + rusage",
+        Some("task-clock,page-faults,context-switches,ru_utime"),
+    ),
+];
+
+/// The `key=value` number in the driver's output.
+fn field(text: &str, key: &str) -> f64 {
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix(key))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no {key} in driver output: {text}"))
+}
+
+/// Runs the driver on one thread with `metrics` and returns the cost per event in ns.
+fn event_cost_with_metrics(exe: &Path, trace: &Path, pairs: u64, metrics: Option<&str>) -> f64 {
+    let mut cmd = Command::new(exe);
+    cmd.arg(pairs.to_string())
+        .env("POMPTRACE_EXPERIMENT_DIRECTORY", trace)
+        .env("POMPTRACE_VERBOSE", "0");
+    match metrics {
+        Some(list) => cmd.env("POMPTRACE_METRICS", list),
+        None => cmd.env_remove("POMPTRACE_METRICS"),
+    };
+    let out = cmd.output().expect("run driver");
+    let _ = std::fs::remove_dir_all(trace);
+    assert!(
+        out.status.success(),
+        "driver failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    field(&String::from_utf8_lossy(&out.stdout), "pair_ns=") / 2.0
+}
+
 fn main() {
-    let pairs: u64 = std::env::args()
-        .nth(1)
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let compare_metrics = args.iter().any(|a| a == "--metrics");
+    let pairs: u64 = args
+        .iter()
+        .find(|a| !a.starts_with("--"))
         .map_or(2_000_000, |a| a.parse().expect("PAIRS"));
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let lib = library_dir();
@@ -55,6 +105,23 @@ fn main() {
     } else {
         work.join("trace")
     };
+    if compare_metrics {
+        let base = event_cost_with_metrics(&exe, &trace, pairs, None);
+        for (label, metrics) in METRIC_SETS {
+            let cost = if metrics.is_none() {
+                base
+            } else {
+                event_cost_with_metrics(&exe, &trace, pairs, metrics)
+            };
+            println!(
+                "metrics {label:>20}: event {cost:8.2} ns ({:5.1} x no metric) [{}]",
+                cost / base,
+                metrics.unwrap_or("-")
+            );
+        }
+        let _ = std::fs::remove_dir_all(&work);
+        return;
+    }
     let filter = work.join("filtered.filter");
     std::fs::write(
         &filter,
@@ -81,13 +148,7 @@ fn main() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    let field = |key: &str| -> f64 {
-        text.split_whitespace()
-            .find_map(|w| w.strip_prefix(key))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("no {key} in driver output: {text}"))
-    };
-    let (pair, tsc) = (field("pair_ns="), field("tsc_ns="));
+    let (pair, tsc) = (field(&text, "pair_ns="), field(&text, "tsc_ns="));
     let event = pair / 2.0;
     eprint!("{}", String::from_utf8_lossy(&out.stderr));
     println!("enter+exit pair {pair:.2} ns ({pairs} pairs, best of 5 rounds)");
@@ -116,7 +177,7 @@ fn main() {
             );
         }
     }
-    let filtered = field("filtered_pair_ns=");
+    let filtered = field(&text, "filtered_pair_ns=");
     println!(
         "hotpath: filtered enter+exit {filtered:.2} ns, recorded enter+exit {pair:.2} ns, \
          ratio F/P = {:.3}",

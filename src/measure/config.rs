@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Who reads a variable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,6 +91,28 @@ pub const FILTERING_FILE: Variable = run(
     "a filter file in Score-P's syntax; the user regions and constructs it excludes record \
      nothing",
 );
+pub const METRICS: Variable = run(
+    "POMPTRACE_METRICS",
+    "",
+    "counters recorded at every Enter and Leave, e.g. task-clock,page-faults,ru_utime (see \
+     Metrics and snapshots)",
+);
+pub const SAMPLING_INTERVAL: Variable = run(
+    "POMPTRACE_SAMPLING_INTERVAL",
+    "",
+    "e.g. 10ms: a sampler thread records process RSS, CPU time and I/O bytes on a metric \
+     location once per interval",
+);
+pub const SNAPSHOT_INTERVAL: Variable = run(
+    "POMPTRACE_SNAPSHOT_INTERVAL",
+    "",
+    "e.g. 100ms: snapshots of what is open on every location, every interval",
+);
+pub const SNAPSHOT_AT_END: Variable = run(
+    "POMPTRACE_SNAPSHOT_AT_END",
+    "0",
+    "1: one more snapshot at the end of the measurement",
+);
 pub const STATIC: Variable = build(
     "POMPTRACE_STATIC",
     "0",
@@ -124,7 +147,7 @@ pub const OPARI2: Variable = build(
 );
 
 /// Every `POMPTRACE_*` variable, run-time ones first.
-pub const VARIABLES: [Variable; 14] = [
+pub const VARIABLES: [Variable; 18] = [
     EXPERIMENT_DIRECTORY,
     ENABLE,
     CHUNK_SIZE,
@@ -133,6 +156,10 @@ pub const VARIABLES: [Variable; 14] = [
     CLOCK,
     VERBOSE,
     FILTERING_FILE,
+    METRICS,
+    SAMPLING_INTERVAL,
+    SNAPSHOT_INTERVAL,
+    SNAPSHOT_AT_END,
     STATIC,
     SKIP_UNINSTRUMENTABLE,
     INSTRUMENT_ALL,
@@ -220,6 +247,14 @@ pub struct Config {
     pub verbose: u8,
     /// `POMPTRACE_FILTERING_FILE`: the filter file, read when the measurement starts.
     pub filtering_file: Option<PathBuf>,
+    /// `POMPTRACE_METRICS`: counters recorded at every Enter/Leave (see `metrics::CATALOG`).
+    pub metrics: Option<String>,
+    /// `POMPTRACE_SAMPLING_INTERVAL`: period of the process-metrics sampler (off by default).
+    pub sampling_interval: Option<Duration>,
+    /// `POMPTRACE_SNAPSHOT_INTERVAL`: period of the snapshots (off by default).
+    pub snapshot_interval: Option<Duration>,
+    /// `POMPTRACE_SNAPSHOT_AT_END=1`: one more snapshot at the end of the measurement.
+    pub snapshot_at_end: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -240,6 +275,10 @@ impl Default for Config {
             clock: ClockChoice::Auto,
             verbose: 1,
             filtering_file: None,
+            metrics: None,
+            sampling_interval: None,
+            snapshot_interval: None,
+            snapshot_at_end: false,
         }
     }
 }
@@ -259,6 +298,28 @@ pub fn parse_size(text: &str) -> Option<usize> {
     };
     n.checked_mul(factor)
 }
+
+/// Parses durations like `10ms`, `1.5s`, `250us`, `100000ns`; a bare number is milliseconds.
+pub fn parse_duration(text: &str) -> Option<Duration> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let n: f64 = number.parse().ok()?;
+    let seconds_per_unit = match unit.trim().to_ascii_lowercase().as_str() {
+        "ns" => 1e-9,
+        "us" | "µs" => 1e-6,
+        "" | "ms" => 1e-3,
+        "s" => 1.0,
+        _ => return None,
+    };
+    Duration::try_from_secs_f64(n * seconds_per_unit).ok()
+}
+
+/// Shortest interval accepted for the sampler and the snapshots: below it they would cost
+/// more than they show.
+pub const MIN_INTERVAL: Duration = Duration::from_micros(100);
 
 impl Config {
     /// Reads the environment; every unusable value is reported (through `warn`) and replaced
@@ -322,6 +383,30 @@ impl Config {
                 Err(_) => warn(format!("POMPTRACE_VERBOSE={v} is not a number; using 1")),
             }
         }
+        c.metrics = value(&METRICS);
+        for (variable, slot) in [
+            (&SAMPLING_INTERVAL, &mut c.sampling_interval),
+            (&SNAPSHOT_INTERVAL, &mut c.snapshot_interval),
+        ] {
+            let name = variable.name;
+            if let Some(v) = value(variable) {
+                match parse_duration(&v) {
+                    Some(d) if d >= MIN_INTERVAL => *slot = Some(d),
+                    _ => warn(format!(
+                        "{name}={v} is not a duration of at least 100us (e.g. 10ms, 1s); \
+                         it stays off"
+                    )),
+                }
+            }
+        }
+        if let Some(v) = value(&SNAPSHOT_AT_END) {
+            match parse_bool(&v) {
+                Some(on) => c.snapshot_at_end = on,
+                None => warn(format!(
+                    "POMPTRACE_SNAPSHOT_AT_END={v} is not a boolean; no snapshot at the end"
+                )),
+            }
+        }
         c
     }
 
@@ -375,6 +460,11 @@ impl Config {
                 None
             }
         }
+    }
+
+    /// Whether snapshots are written at all.
+    pub fn snapshots(&self) -> bool {
+        self.snapshot_interval.is_some() || self.snapshot_at_end
     }
 
     /// Chunks per location.
@@ -469,5 +559,17 @@ mod tests {
         assert_eq!(parse_size("12X"), None);
         assert_eq!(parse_size("K"), None);
         assert_eq!(parse_size("99999999999999999999999G"), None);
+    }
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("10ms"), Some(Duration::from_millis(10)));
+        assert_eq!(parse_duration("10"), Some(Duration::from_millis(10)));
+        assert_eq!(parse_duration("1.5s"), Some(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("250us"), Some(Duration::from_micros(250)));
+        assert_eq!(parse_duration("100000ns"), Some(Duration::from_micros(100)));
+        assert_eq!(parse_duration("5 min"), None);
+        assert_eq!(parse_duration("ms"), None);
+        assert_eq!(parse_duration("-1s"), None);
     }
 }

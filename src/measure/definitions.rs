@@ -150,6 +150,7 @@ impl Definitions {
         events: &[u64],
         resolution: u64,
         end_time: u64,
+        extra: &mut dyn ExtraDefinitions,
     ) -> Result<(), String> {
         let start = self
             .start
@@ -166,6 +167,7 @@ impl Definitions {
         let s_process = self.string("Process");
         let s_thread_id = self.string("ThreadId");
         let s_thread_id_description = self.string("Thread identifier");
+        extra.strings(&mut |text| self.string(text));
 
         defs.write(&GlobalDef::ClockProperties {
             timer_resolution: resolution,
@@ -227,6 +229,7 @@ impl Definitions {
                 location_group: 0,
             });
         }
+        extra.after_locations(defs, &mut |text| self.string(text));
         for (id, r) in self.regions.iter().enumerate() {
             defs.write(&GlobalDef::Region {
                 id: id as u32,
@@ -282,4 +285,20 @@ impl Definitions {
             )),
         }
     }
+}
+
+/// Definitions that the end of a run adds to the journaled ones (metrics: they follow from the
+/// configuration, not from facts). Strings are interned before the string table is written;
+/// the records come right after the locations.
+pub trait ExtraDefinitions {
+    fn strings(&mut self, intern: &mut dyn FnMut(&str) -> u32);
+    fn after_locations(&mut self, defs: &mut GlobalDefWriter, intern: &mut dyn FnMut(&str) -> u32);
+}
+
+/// No extra definitions (recovery, and runs without metrics).
+pub struct NoExtraDefinitions;
+
+impl ExtraDefinitions for NoExtraDefinitions {
+    fn strings(&mut self, _: &mut dyn FnMut(&str) -> u32) {}
+    fn after_locations(&mut self, _: &mut GlobalDefWriter, _: &mut dyn FnMut(&str) -> u32) {}
 }

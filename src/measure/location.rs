@@ -85,6 +85,9 @@ impl Location {
     #[inline(always)]
     pub fn enter(&mut self, time: u64, region: u32) {
         if let Some(w) = self.writer.as_mut() {
+            if super::metrics::synchronous() {
+                super::metrics::write_synchronous(w, time);
+            }
             w.enter(time, region);
             self.open.push(region);
         }
@@ -97,6 +100,9 @@ impl Location {
         if self.open.last() == Some(&region) {
             self.open.pop();
             if let Some(w) = self.writer.as_mut() {
+                if super::metrics::synchronous() {
+                    super::metrics::write_synchronous(w, time);
+                }
                 w.leave(time, region);
             }
         } else {
@@ -110,6 +116,9 @@ impl Location {
             while self.open.len() > depth {
                 let r = self.open.pop().unwrap_or(region);
                 if let Some(w) = self.writer.as_mut() {
+                    if super::metrics::synchronous() {
+                        super::metrics::write_synchronous(w, time);
+                    }
                     w.leave(time, r);
                 }
             }

@@ -12,11 +12,15 @@ mod definitions;
 mod journal;
 pub(crate) mod location;
 pub(crate) mod locks;
+/// Public for tests that ask whether this machine can count a hardware event.
+pub mod metrics;
 mod output;
 mod process;
 pub mod recover;
 pub(crate) mod regions;
+pub(crate) mod sampler;
 mod signal_safe_mutex;
+pub(crate) mod snapshots;
 pub(crate) mod tasks;
 pub(crate) mod team;
 pub(crate) mod thread;
@@ -174,6 +178,7 @@ fn start_slow() -> Option<&'static Measurement> {
     if let Some(filter) = config.load_filter(|m| warn(&m)) {
         REGISTRY.lock().set_filter(filter);
     }
+    metrics::configure(config.metrics.as_deref(), |m| warn(&m));
     let measurement = match Measurement::new(config) {
         Ok(m) => m,
         Err(message) => {
@@ -193,6 +198,19 @@ fn start_slow() -> Option<&'static Measurement> {
     update_hot();
     drop(guard);
     Some(m)
+}
+
+/// Starts the process-metrics sampler; a failure is reported and the run goes on without it.
+fn start_sampler(archive: &ArchiveWriter, interval: std::time::Duration) {
+    let path = archive.location_dir().join("process-metrics.evt.part");
+    let class = sampler::class_id();
+    match sampler::Sampler::start(interval, &path, archive.config().event_chunk_size, class) {
+        Ok(s) => *sampler::RUNNING.lock() = Some(s),
+        Err(e) => warn(&format!(
+            "cannot start the metric sampler ({}: {e}); tracing without it",
+            path.display()
+        )),
+    }
 }
 
 /// Program name from /proc/self/cmdline (argv), falling back to the executable's name.
@@ -269,6 +287,9 @@ impl Measurement {
             trace_id: start.ticks ^ (std::process::id() as u64) << 32,
         };
         let (experiment_dir, archive) = open_archive(&config, &program, archive_config)?;
+        if let Some(interval) = config.sampling_interval {
+            start_sampler(&archive, interval);
+        }
         let record = experiment_dir.join("pomptrace.cfg");
         if let Err(e) = std::fs::write(&record, config.record_text(&experiment_dir)) {
             warn(&format!("cannot write {}: {e}", record.display()));

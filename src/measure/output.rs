@@ -3,8 +3,10 @@
 
 use std::time::Duration;
 
+use super::definitions::ExtraDefinitions;
 use super::location::Location;
-use super::{clock, Measurement};
+use super::metrics::{self, ClassDefinition};
+use super::{clock, sampler, snapshots, Measurement};
 use crate::otf2::*;
 
 /// The TSC frequency is measured between the first and the last clock sample of the run; each
@@ -21,6 +23,7 @@ pub fn write_trace(
     exit_status: i64,
     still_busy: &[*mut Location],
 ) -> Result<String, String> {
+    let sampled = sampler::RUNNING.lock().take().map(sampler::Sampler::stop);
     let end_time = clock::now();
     let elapsed = Duration::from_nanos(clock::monotonic_ns().saturating_sub(m.start.ns));
     if elapsed < MIN_CALIBRATION {
@@ -65,34 +68,70 @@ pub fn write_trace(
             }
         }
     }
-    let archive = m
+    let mut archive = m
         .archive
         .lock()
         .take()
         .ok_or("the trace was already written")?;
+    let mut ids: Vec<u64> = (0..locations.len() as u64).collect();
+    // The metric location comes after every thread location.
+    let metric_location = sampled.and_then(|recorded| {
+        let id = locations.len() as u64;
+        if let Err(e) = recorded.result {
+            errors.push(format!("writing the sampled metrics failed: {e}"));
+        }
+        match std::fs::rename(&recorded.path, archive.event_path(id)) {
+            Ok(()) => Some((id, recorded.events)),
+            Err(e) => {
+                errors.push(format!(
+                    "cannot move {} into the trace: {e}",
+                    recorded.path.display()
+                ));
+                None
+            }
+        }
+    });
+    ids.extend(metric_location.map(|(id, _)| id));
     if let Err(e) = m.journal.flush() {
         // The trace below is whole all the same: only a later `recover` would have needed it.
         errors.push(format!("the definitions journal is incomplete ({e})"));
     }
     let mut defs = archive.global_def_writer();
-    if let Err(e) = m
-        .journal
-        .with_definitions(|d| d.write_global_defs(&mut defs, &events, resolution, end_time))
-    {
+    let mut metric_definitions = MetricDefinitions::new(metric_location);
+    if let Err(e) = m.journal.with_definitions(|d| {
+        d.write_global_defs(
+            &mut defs,
+            &events,
+            resolution,
+            end_time,
+            &mut metric_definitions,
+        )
+    }) {
         errors.push(e);
     }
-    let ids: Vec<u64> = (0..locations.len() as u64).collect();
+    if m.config.snapshots() {
+        let ticks = |d: Duration| (d.as_nanos() * resolution as u128 / 1_000_000_000) as u64;
+        let schedule = snapshots::Schedule {
+            start: m.start.ticks,
+            interval: m.config.snapshot_interval.map(ticks),
+            end: m.config.snapshot_at_end.then_some(end_time),
+        };
+        match snapshots::write_archive_snapshots(&archive, &ids, schedule) {
+            Ok(taken) => archive.set_snapshot_count(taken),
+            Err(e) => errors.push(format!("writing the snapshots failed: {e}")),
+        }
+    }
     let anchor_path = archive.anchor_path();
     archive
         .finish(defs, &ids)
         .map_err(|e| format!("writing {} failed: {e}", anchor_path.display()))?;
     m.journal.remove();
     let bytes = directory_size(&m.experiment_dir);
-    let total: u64 = events.iter().sum();
+    let total: u64 = events.iter().sum::<u64>() + metric_location.map_or(0, |(_, n)| n);
     let mut summary = format!(
         "trace written to {} ({} locations, {} events, {} bytes)",
         anchor_path.display(),
-        locations.len(),
+        ids.len(),
         total,
         bytes
     );
@@ -115,4 +154,73 @@ fn directory_size(dir: &std::path::Path) -> u64 {
             Err(_) => 0,
         })
         .sum()
+}
+
+/// The metric definitions of a run: the synchronous class of `POMPTRACE_METRICS` and, when the
+/// sampler ran, its METRIC location and asynchronous class.
+struct MetricDefinitions {
+    synchronous: Vec<metrics::Member>,
+    /// (location id, number of events) of the sampler's location.
+    metric_location: Option<(u64, u64)>,
+}
+
+impl MetricDefinitions {
+    fn new(metric_location: Option<(u64, u64)>) -> Self {
+        Self {
+            synchronous: metrics::selected().iter().map(|m| m.member).collect(),
+            metric_location,
+        }
+    }
+
+    fn sampled(&self) -> &'static [metrics::Member] {
+        if self.metric_location.is_some() {
+            &sampler::MEMBERS
+        } else {
+            &[]
+        }
+    }
+}
+
+impl ExtraDefinitions for MetricDefinitions {
+    fn strings(&mut self, intern: &mut dyn FnMut(&str) -> u32) {
+        for s in metrics::member_strings(&self.synchronous)
+            .chain(metrics::member_strings(self.sampled()))
+        {
+            intern(s);
+        }
+        if self.metric_location.is_some() {
+            intern(sampler::LOCATION_NAME);
+        }
+    }
+
+    fn after_locations(&mut self, defs: &mut GlobalDefWriter, intern: &mut dyn FnMut(&str) -> u32) {
+        if let Some((id, number_of_events)) = self.metric_location {
+            defs.write(&GlobalDef::Location {
+                id,
+                name: intern(sampler::LOCATION_NAME),
+                location_type: LocationType::METRIC,
+                number_of_events,
+                location_group: 0,
+            });
+        }
+        let mut next_member = 0;
+        if !self.synchronous.is_empty() {
+            let class = ClassDefinition {
+                id: metrics::SYNCHRONOUS_CLASS,
+                occurrence: MetricOccurrence::SYNCHRONOUS_STRICT,
+                members: &self.synchronous,
+                recorder: None,
+            };
+            next_member = metrics::write_class(defs, &class, next_member, &mut *intern);
+        }
+        if let Some((id, _)) = self.metric_location {
+            let class = ClassDefinition {
+                id: sampler::class_id(),
+                occurrence: MetricOccurrence::ASYNCHRONOUS,
+                members: self.sampled(),
+                recorder: Some(id),
+            };
+            metrics::write_class(defs, &class, next_member, &mut *intern);
+        }
+    }
 }

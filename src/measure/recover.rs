@@ -120,7 +120,13 @@ pub fn recover(dir: &Path) -> Result<Recovered, String> {
         kind => clock::resolution(kind, start.sample, end),
     };
     let mut defs = archive.global_def_writer();
-    if let Err(e) = definitions.write_global_defs(&mut defs, &events, resolution, end.ticks) {
+    if let Err(e) = definitions.write_global_defs(
+        &mut defs,
+        &events,
+        resolution,
+        end.ticks,
+        &mut super::definitions::NoExtraDefinitions,
+    ) {
         r.warnings.push(e);
     }
     let ids: Vec<u64> = (0..r.locations as u64).collect();

@@ -285,6 +285,27 @@ impl<S: ChunkSink> TimedChunks<S> {
     }
 }
 
+/// A Metric event's fields, borrowed (the `Event::Metric` variant owns its values).
+struct MetricValues<'a> {
+    metric: u32,
+    values: &'a [TypedValue],
+}
+
+impl Record for MetricValues<'_> {
+    fn record_id(&self) -> u8 {
+        event_id::METRIC
+    }
+    fn payload_bound(&self) -> usize {
+        records::metric_payload_bound(self.values.len())
+    }
+    fn is_singleton(&self) -> bool {
+        false
+    }
+    fn encode_payload(&self, buf: &mut Vec<u8>) {
+        records::put_metric_payload(buf, self.metric, self.values);
+    }
+}
+
 /// Writes the events of one location.
 pub struct EventWriter<S: ChunkSink> {
     chunks: TimedChunks<S>,
@@ -445,6 +466,12 @@ impl<S: ChunkSink> EventWriter<S> {
             creator,
             generation,
         );
+    }
+
+    /// A Metric event: `values` of metric class or instance `metric` (no allocation).
+    pub fn metric(&mut self, time: u64, metric: u32, values: &[TypedValue]) {
+        self.chunks
+            .write_record(time, None, &MetricValues { metric, values });
     }
 
     /// Records that the measurement stalled from `time` until `stop_time` to make room.

@@ -197,6 +197,14 @@ impl ArchiveReader {
     }
 }
 
+/// Streams an event file on its own (no anchor needed), e.g. one just written.
+pub fn read_event_file(path: &Path, chunk_size: u64) -> ReadResult<EventReader> {
+    Ok(EventReader {
+        file: ChunkedFile::open(path, chunk_size)?,
+        failed: false,
+    })
+}
+
 /// Iterator over the events of one location.
 pub struct EventReader {
     file: ChunkedFile,

@@ -254,6 +254,20 @@ impl SingletonCodec for Cu64 {
     const WIDE: bool = true;
 }
 
+/// libotf2's payload bound of a Metric event with `n` values.
+pub fn metric_payload_bound(n: usize) -> usize {
+    B_CU32 + B_U8 + n * MetricValue::bound(&TypedValue::u64(0))
+}
+
+/// The payload of a Metric event, without building an `Event` (the hot path writes these).
+pub fn put_metric_payload(buf: &mut Vec<u8>, metric: u32, values: &[TypedValue]) {
+    put_cu32(buf, metric);
+    put_u8(buf, values.len() as u8);
+    for v in values {
+        MetricValue::put(buf, v);
+    }
+}
+
 /// The room libotf2 reserves for the length field of a record with this payload bound.
 pub fn length_field_bound(payload_bound: usize) -> usize {
     if payload_bound < 255 {

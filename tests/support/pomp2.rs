@@ -230,6 +230,10 @@ pub struct View {
     pub locations: BTreeMap<u64, (String, u64)>,
     pub comms: BTreeMap<u32, Comm>,
     pub events: BTreeMap<u64, Vec<Ev>>,
+    /// location id → OTF2 location type (`CPU_THREAD`, `METRIC`)
+    pub location_types: BTreeMap<u64, String>,
+    /// metric class id → (occurrence, members as `name:unit:mode`)
+    pub metric_classes: BTreeMap<u32, (String, Vec<String>)>,
 }
 
 impl View {
@@ -262,8 +266,15 @@ impl View {
                     );
                 }
                 "LOCATION" => {
-                    v.locations
-                        .insert(f[1].parse().unwrap(), (f[2].into(), f[3].parse().unwrap()));
+                    let id = f[1].parse().unwrap();
+                    v.locations.insert(id, (f[2].into(), f[3].parse().unwrap()));
+                    v.location_types.insert(id, f[4].into());
+                }
+                "METRIC_CLASS" => {
+                    v.metric_classes.insert(
+                        f[1].parse().unwrap(),
+                        (f[2].into(), f[3].split(',').map(String::from).collect()),
+                    );
                 }
                 "COMM" => {
                     let members = if f[4].is_empty() {
