@@ -423,12 +423,23 @@ impl Config {
                 n if n == ENABLE.name => u8::from(self.enabled).to_string(),
                 n if n == CHUNK_SIZE.name => self.chunk_size.to_string(),
                 n if n == BUFFER_SIZE.name => self.buffer_size.to_string(),
+                n if n == KEEP_IN_MEMORY.name => {
+                    self.keep_in_memory.unwrap_or(self.buffer_size).to_string()
+                }
                 n if n == CLOCK.name => format!("{:?}", self.clock).to_ascii_lowercase(),
                 n if n == VERBOSE.name => self.verbose.to_string(),
                 n if n == FILTERING_FILE.name => self
                     .filtering_file
                     .as_ref()
                     .map_or(String::new(), |f| f.display().to_string()),
+                n if n == METRICS.name => self.metrics.clone().unwrap_or_default(),
+                n if n == SAMPLING_INTERVAL.name => self
+                    .sampling_interval
+                    .map_or(String::new(), |d| format!("{}us", d.as_micros())),
+                n if n == SNAPSHOT_INTERVAL.name => self
+                    .snapshot_interval
+                    .map_or(String::new(), |d| format!("{}us", d.as_micros())),
+                n if n == SNAPSHOT_AT_END.name => u8::from(self.snapshot_at_end).to_string(),
                 _ => value(v).unwrap_or_default(),
             };
             let _ = writeln!(text, "{}={used}", v.name);
@@ -541,9 +552,14 @@ mod tests {
                 "POMPTRACE_ENABLE=1",
                 "POMPTRACE_CHUNK_SIZE=65536",
                 "POMPTRACE_BUFFER_SIZE=8388608",
+                "POMPTRACE_KEEP_IN_MEMORY=8388608",
                 "POMPTRACE_CLOCK=monotonic",
                 "POMPTRACE_VERBOSE=1",
                 "POMPTRACE_FILTERING_FILE=/f/filter.txt",
+                "POMPTRACE_METRICS=",
+                "POMPTRACE_SAMPLING_INTERVAL=",
+                "POMPTRACE_SNAPSHOT_INTERVAL=",
+                "POMPTRACE_SNAPSHOT_AT_END=0",
             ]
         );
     }
