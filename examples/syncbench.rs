@@ -380,17 +380,33 @@ fn main() {
             .map(|r| (ns_per_event(r) / r.tsc_ns, r))
             .max_by(|a, b| a.0.total_cmp(&b.0));
         if let Some((ratio, row)) = worst {
+            let noise = if is_noise(row) { "~" } else { "" };
             println!(
-                "syncbench {n} threads: worst ns/event ÷ tsc = {ratio:.2} ({}; tsc {:.2} ns)",
+                "syncbench {n} threads: worst ns/event ÷ tsc = {ratio:.2}{noise} ({}; tsc {:.2} ns)",
                 row.construct, row.tsc_ns
             );
         }
     }
 }
 
+/// On − off with its standard error, µs per construct.
+fn added(row: &Row) -> (f64, f64) {
+    let [_, off, on] = row.times;
+    (
+        on.mean() - off.mean(),
+        on.standard_error().hypot(off.standard_error()),
+    )
+}
+
+/// Within two standard errors of zero: the difference is noise.
+fn is_noise(row: &Row) -> bool {
+    let (added, error) = added(row);
+    added.abs() < 2.0 * error
+}
+
 /// Recording alone (on − off) per event written, in ns.
 fn ns_per_event(row: &Row) -> f64 {
-    (row.times[2].mean() - row.times[1].mean()) * 1e3 / row.events
+    added(row).0 * 1e3 / row.events
 }
 
 fn print_table(rows: &[Row]) {
@@ -410,10 +426,8 @@ fn print_table(rows: &[Row]) {
     for construct in order {
         for row in rows.iter().filter(|r| r.construct == construct) {
             let [plain, off, on] = row.times;
-            let added = on.mean() - off.mean();
-            let error = on.standard_error().hypot(off.standard_error());
-            // Within two standard errors of zero: the difference is noise.
-            let noise = if added.abs() < 2.0 * error {
+            let (added, error) = added(row);
+            let noise = if is_noise(row) {
                 noisy += 1;
                 "~"
             } else {
@@ -449,11 +463,11 @@ fn print_table(rows: &[Row]) {
         SHARED_CONSTRUCTS.join(", ")
     );
     if noisy > 0 {
-        println!("~ marks {noisy} rows whose added time is within two standard errors of zero.");
+        println!("~ marks {noisy} row(s) whose added time is within two standard errors of zero.");
     }
     if mismatched > 0 {
         println!(
-            "≠ marks {mismatched} rows whose counted events differ from the table by more than \
+            "≠ marks {mismatched} row(s) whose counted events differ from the table by more than \
              5% (single at several threads: the master executes only some of the singles)."
         );
     }
