@@ -92,12 +92,21 @@ impl Pooled {
     }
 }
 
+/// One `construct=` line of the C program.
+struct Measured {
+    /// µs per construct, mean over the repetitions.
+    mean_us: f64,
+    standard_deviation_us: f64,
+    repetitions: f64,
+    /// Constructs per repetition.
+    inner: u32,
+}
+
 /// What one run of the C program printed.
 struct RunOutput {
     tsc_ns: f64,
     delay: u32,
-    /// (construct, mean µs, standard deviation µs, repetitions, inner count)
-    measured: Vec<(String, f64, f64, f64, u32)>,
+    measured: Vec<Measured>,
 }
 
 /// The programs and where their traces go.
@@ -153,7 +162,7 @@ impl Bench<'_> {
             .map(String::from);
             let trace = format!("count-{construct}-{inner}");
             let out = self.run(Config::On, threads, &args, &trace);
-            let (_, _, _, _, actual_inner) = out.measured[0];
+            let actual_inner = out.measured[0].inner;
             let dir = self.traces.join(&trace);
             let events = events_by_location(&dir.join("traces.otf2"));
             let _ = std::fs::remove_dir_all(&dir);
@@ -204,20 +213,21 @@ fn parse(text: &str) -> RunOutput {
         .lines()
         .find(|l| l.starts_with("tsc_ns="))
         .unwrap_or_else(|| panic!("no tsc_ns= line in:\n{text}"));
+    assert!(
+        text.contains("\nconstruct="),
+        "no construct= line in:\n{text}"
+    );
     RunOutput {
         tsc_ns: number(header, "tsc_ns="),
         delay: number(header, "delay=") as u32,
         measured: text
             .lines()
             .filter(|line| line.starts_with("construct="))
-            .map(|line| {
-                (
-                    field(line, "construct="),
-                    number(line, "us="),
-                    number(line, "sd_us="),
-                    number(line, "outer="),
-                    number(line, "inner=") as u32,
-                )
+            .map(|line| Measured {
+                mean_us: number(line, "us="),
+                standard_deviation_us: number(line, "sd_us="),
+                repetitions: number(line, "outer="),
+                inner: number(line, "inner=") as u32,
             })
             .collect(),
     }
@@ -355,9 +365,13 @@ fn main() {
                     let _ = std::fs::remove_dir_all(scratch.traces.join("timed"));
                     tsc_ns = tsc_ns.min(out.tsc_ns);
                     delay.get_or_insert(out.delay);
-                    let (_, us, sd, count, run_inner) = out.measured[0];
-                    inner.entry(row.construct.clone()).or_insert(run_inner);
-                    row.times[slot].add(us, sd, count);
+                    let measured = &out.measured[0];
+                    inner.entry(row.construct.clone()).or_insert(measured.inner);
+                    row.times[slot].add(
+                        measured.mean_us,
+                        measured.standard_deviation_us,
+                        measured.repetitions,
+                    );
                 }
             }
         }
