@@ -23,7 +23,10 @@ use std::time::Instant;
 /// Wall time of one run of `exe`, in ms.
 fn time_run(exe: &Path, enable: Option<&str>, trace: &Path) -> f64 {
     let mut cmd = Command::new(exe);
+    // cargo run's LD_LIBRARY_PATH may name an older copy in target/<profile>: the program must
+    // load the library it was linked with (its rpath).
     cmd.env("POMPTRACE_EXPERIMENT_DIRECTORY", trace)
+        .env_remove("LD_LIBRARY_PATH")
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     if let Some(value) = enable {

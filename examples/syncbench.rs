@@ -129,7 +129,10 @@ impl Bench<'_> {
         let mut cmd = Command::new(exe);
         cmd.args(args)
             .env("OMP_NUM_THREADS", threads.to_string())
-            .env("POMPTRACE_EXPERIMENT_DIRECTORY", &trace);
+            .env("POMPTRACE_EXPERIMENT_DIRECTORY", &trace)
+            // cargo run's LD_LIBRARY_PATH may name an older copy in target/<profile>: the
+            // program must load the library it was linked with (its rpath).
+            .env_remove("LD_LIBRARY_PATH");
         if config == Config::Off {
             cmd.env("POMPTRACE_ENABLE", "0");
         }
