@@ -1,191 +1,125 @@
-//! Cost of recording one event on the hot path, against the floor: a bare TSC read.
+//! Cost of recording one event on the hot path, against the floor: a bare TSC read, for the
+//! shared library and for the static archive side by side.
 //!
-//! Builds `c-tests/hotpath_driver.c` against this build's `libpomptrace.so`, which times
-//! POMP2 enter+exit pairs (one Enter and one Leave event each) and bare `rdtsc` reads in the
-//! same process, best of 5 rounds; then the same loop on 1, 2, ... nproc threads at once, to
-//! show how the cost per event scales (each thread records into its own location; above the
-//! number of cores threads share them). The last line is
-//! `hotpath: event X ns, tsc Y ns, ratio X/Y = R` with X the cost per event (half a pair) on
-//! one thread. The line before it gives the cost of an enter+exit pair of a region that a filter
-//! file (POMPTRACE_FILTERING_FILE) excludes, side by side with a recorded pair:
-//! `hotpath: filtered enter+exit F ns, recorded enter+exit P ns, ratio F/P = Q`.
+//! Builds the library, then `c-tests/hotpath_driver.c` twice: against `libpomptrace.so` and
+//! against `libpomptrace.a`. The driver times POMP2 enter+exit pairs (one Enter and one Leave
+//! event each) and bare TSC reads in the same process, best of 5 rounds; then the same loop on
+//! 1, 2, 4, ... nproc threads at once, to show how the cost per event scales (each thread
+//! records into its own location). The two drivers run alternately, twice each, and the best
+//! of each figure is kept. The driver also times the same pair on a construct that a filter file
+//! (POMPTRACE_FILTERING_FILE) excludes, checked absent from the trace. The last lines are
+//! `hotpath so: filtered enter+exit F ns, recorded enter+exit P ns, ratio F/P = Q` (and `a`),
+//! `hotpath so: event X ns, tsc Y ns, ratio X/Y = R`, the same for `a`, and
+//! `hotpath threads so: T at once = Z x one thread` (and `a`) for each T > 1.
 //!
-//! With `--metrics`, it instead compares the cost per event with no metric, one and three
-//! software perf counters and a getrusage metric (`POMPTRACE_METRICS`), on one thread.
+//! With `--metrics`, it instead compares the cost per event (shared library, one thread) with no
+//! metric, one and three software perf counters and a getrusage metric (`POMPTRACE_METRICS`).
 //!
 //! Run: `cargo run --release --example hotpath_bench [PAIRS] [--metrics]`
 
 #[path = "common/library_dir.rs"]
 mod library_dir;
-use library_dir::library_dir;
+#[path = "common/scratch.rs"]
+mod scratch;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// `POMPTRACE_METRICS` settings compared by `--metrics`, with what they read per event.
-const METRIC_SETS: [(&str, Option<&str>); 5] = [
-    ("no metric", None),
-    ("1 software counter", Some("task-clock")),
-    (
-        "3 software counters",
-        Some("task-clock,page-faults,context-switches"),
-    ),
-    ("rusage", Some("ru_utime")),
-    (
-        "3 software + rusage",
-        Some("task-clock,page-faults,context-switches,ru_utime"),
-    ),
-];
-
-/// The `key=value` number in the driver's output.
-fn field(text: &str, key: &str) -> f64 {
-    text.split_whitespace()
-        .find_map(|w| w.strip_prefix(key))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no {key} in driver output: {text}"))
+/// How the driver is linked.
+struct Variant {
+    /// `so` or `a`, as in the summary lines.
+    name: &'static str,
+    exe: PathBuf,
 }
 
-/// Runs the driver on one thread with `metrics` and returns the cost per event in ns.
-fn event_cost_with_metrics(exe: &Path, trace: &Path, pairs: u64, metrics: Option<&str>) -> f64 {
-    let mut cmd = Command::new(exe);
-    cmd.arg(pairs.to_string())
-        .env("POMPTRACE_EXPERIMENT_DIRECTORY", trace)
-        .env("POMPTRACE_VERBOSE", "0");
-    match metrics {
-        Some(list) => cmd.env("POMPTRACE_METRICS", list),
-        None => cmd.env_remove("POMPTRACE_METRICS"),
-    };
-    let out = cmd.output().expect("run driver");
-    let _ = std::fs::remove_dir_all(trace);
-    assert!(
-        out.status.success(),
-        "driver failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    eprint!("{}", String::from_utf8_lossy(&out.stderr));
-    field(&String::from_utf8_lossy(&out.stdout), "pair_ns=") / 2.0
+/// The best figures of one variant over its runs.
+#[derive(Default)]
+struct Best {
+    pair_ns: f64,
+    tsc_ns: f64,
+    filtered_pair_ns: f64,
+    /// (threads at once, ns per pair)
+    threads: Vec<(usize, f64)>,
 }
 
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let compare_metrics = args.iter().any(|a| a == "--metrics");
-    let pairs: u64 = args
-        .iter()
-        .find(|a| !a.starts_with("--"))
-        .map_or(2_000_000, |a| a.parse().expect("PAIRS"));
+fn build_driver(exe: &Path, library: &[&str]) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let lib = library_dir();
-    let work = std::env::temp_dir().join(format!("pomptrace-hotpath-{}", std::process::id()));
-    std::fs::create_dir_all(&work).expect("work dir");
-    let exe = work.join("hotpath_driver");
     let status = Command::new("cc")
         .args(["-O2", "-fopenmp", "-I"])
         .arg(root.join("include"))
         .arg(root.join("c-tests/hotpath_driver.c"))
         .arg("-o")
-        .arg(&exe)
-        .arg("-L")
-        .arg(&lib)
-        .arg("-lpomptrace")
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg(exe)
+        .args(library)
         .status()
         .expect("run cc");
-    assert!(status.success(), "building the driver failed");
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let thread_counts: Vec<String> = [1, 2, 4, 8, 16]
-        .into_iter()
-        .filter(|&t| t == 1 || t <= cores)
-        .map(|t: usize| t.to_string())
-        .collect();
-    // The trace goes to memory where possible: at tens of millions of events per second the
-    // disk, not the recording path, would set the pace (the waits show as BufferFlush events).
-    let shm = std::path::Path::new("/dev/shm");
-    let trace = if shm.is_dir() {
-        shm.join(format!("pomptrace-hotpath-{}", std::process::id()))
-    } else {
-        work.join("trace")
-    };
-    if compare_metrics {
-        let base = event_cost_with_metrics(&exe, &trace, pairs, None);
-        for (label, metrics) in METRIC_SETS {
-            let cost = if metrics.is_none() {
-                base
-            } else {
-                event_cost_with_metrics(&exe, &trace, pairs, metrics)
-            };
-            println!(
-                "metrics {label:>20}: event {cost:8.2} ns ({:5.1} x no metric) [{}]",
-                cost / base,
-                metrics.unwrap_or("-")
-            );
-        }
-        let _ = std::fs::remove_dir_all(&work);
-        return;
-    }
-    let filter = work.join("filtered.filter");
-    std::fs::write(
-        &filter,
-        "SCOREP_FILE_NAMES_BEGIN\n  EXCLUDE filtered.c\nSCOREP_FILE_NAMES_END\n",
-    )
-    .expect("write the filter file");
-    let out = Command::new(&exe)
-        .arg(pairs.to_string())
-        .args(&thread_counts)
-        .env("POMPTRACE_EXPERIMENT_DIRECTORY", &trace)
-        .env("POMPTRACE_FILTERING_FILE", &filter)
+    assert!(status.success(), "building {} failed", exe.display());
+}
+
+fn field(line: &str, key: &str) -> Option<f64> {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(key))
+        .and_then(|v| v.parse().ok())
+}
+
+/// The driver's run-time settings.
+struct DriverRun<'a> {
+    pairs: u64,
+    thread_counts: &'a [usize],
+    trace: &'a Path,
+    filter: &'a Path,
+}
+
+/// Runs the driver once and folds its figures into `best` (the minimum of each).
+fn run_driver(exe: &Path, run: &DriverRun, best: &mut Best) {
+    let out = Command::new(exe)
+        .arg(run.pairs.to_string())
+        .args(run.thread_counts.iter().map(usize::to_string))
+        .env("POMPTRACE_EXPERIMENT_DIRECTORY", run.trace)
+        .env("POMPTRACE_FILTERING_FILE", run.filter)
         // cargo run's LD_LIBRARY_PATH may name an older copy in target/<profile>: the driver
         // must load the library it was linked with (its rpath).
         .env_remove("LD_LIBRARY_PATH")
         .output()
         .expect("run driver");
-    let filtered_regions = regions_named_in(&trace.join("traces.otf2"), "filtered.c");
-    let _ = std::fs::remove_dir_all(&work);
-    let _ = std::fs::remove_dir_all(&trace);
-    assert_eq!(filtered_regions, 0, "the filter file was not applied");
+    let filtered_regions = regions_named_in(&run.trace.join("traces.otf2"), "filtered.c");
+    let _ = std::fs::remove_dir_all(run.trace);
+    let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
-        "driver failed: {}",
+        "{} failed: {text}{}",
+        exe.display(),
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = String::from_utf8_lossy(&out.stdout);
-    let (pair, tsc) = (field(&text, "pair_ns="), field(&text, "tsc_ns="));
-    let event = pair / 2.0;
-    eprint!("{}", String::from_utf8_lossy(&out.stderr));
-    println!("enter+exit pair {pair:.2} ns ({pairs} pairs, best of 5 rounds)");
-    let per_thread: Vec<(u32, f64)> = text
-        .lines()
-        .filter_map(|l| {
-            let t = l
-                .strip_prefix("threads=")?
+    assert_eq!(filtered_regions, 0, "the filter file was not applied");
+    let keep_min = |slot: &mut f64, value: f64| {
+        if *slot == 0.0 || value < *slot {
+            *slot = value;
+        }
+    };
+    for line in text.lines() {
+        if let Some(threads) = line.strip_prefix("threads=") {
+            let threads: usize = threads
                 .split_whitespace()
-                .next()?
-                .parse()
-                .ok()?;
-            let p: f64 = l
-                .split_whitespace()
-                .find_map(|w| w.strip_prefix("pair_ns="))?
-                .parse()
-                .ok()?;
-            Some((t, p / 2.0))
-        })
-        .collect();
-    if let Some(&(_, one)) = per_thread.first() {
-        for (threads, event) in &per_thread {
-            println!(
-                "threads {threads:2} at once: event {event:.2} ns ({:.2} x one thread; {cores} cores)",
-                event / one
-            );
+                .next()
+                .and_then(|t| t.parse().ok())
+                .unwrap_or_else(|| panic!("bad driver line `{line}`"));
+            let pair = field(line, "pair_ns=").unwrap_or_else(|| panic!("bad line `{line}`"));
+            match best.threads.iter_mut().find(|(t, _)| *t == threads) {
+                Some((_, slot)) => keep_min(slot, pair),
+                None => best.threads.push((threads, pair)),
+            }
+        } else if let Some(filtered) = field(line, "filtered_pair_ns=") {
+            keep_min(&mut best.filtered_pair_ns, filtered);
+        } else if let (Some(pair), Some(tsc)) = (field(line, "pair_ns="), field(line, "tsc_ns=")) {
+            keep_min(&mut best.pair_ns, pair);
+            keep_min(&mut best.tsc_ns, tsc);
         }
     }
-    let filtered = field(&text, "filtered_pair_ns=");
-    println!(
-        "hotpath: filtered enter+exit {filtered:.2} ns, recorded enter+exit {pair:.2} ns, \
-         ratio F/P = {:.3}",
-        filtered / pair
-    );
-    println!(
-        "hotpath: event {event:.2} ns, tsc {tsc:.2} ns, ratio X/Y = {:.2}",
-        event / tsc
+    assert!(
+        best.pair_ns > 0.0 && best.filtered_pair_ns > 0.0,
+        "no pair_ns= or filtered_pair_ns= in the output of {}",
+        exe.display()
     );
 }
 
@@ -208,4 +142,170 @@ fn regions_named_in(anchor: &Path, text: &str) -> usize {
             _ => false,
         })
         .count()
+}
+
+/// `POMPTRACE_METRICS` settings compared by `--metrics`, with what they read per event.
+const METRIC_SETS: [(&str, Option<&str>); 5] = [
+    ("no metric", None),
+    ("1 software counter", Some("task-clock")),
+    (
+        "3 software counters",
+        Some("task-clock,page-faults,context-switches"),
+    ),
+    ("rusage", Some("ru_utime")),
+    (
+        "3 software + rusage",
+        Some("task-clock,page-faults,context-switches,ru_utime"),
+    ),
+];
+
+/// Runs the driver on one thread with `metrics` and returns the cost per event in ns.
+fn event_cost_with_metrics(exe: &Path, trace: &Path, pairs: u64, metrics: Option<&str>) -> f64 {
+    let mut cmd = Command::new(exe);
+    cmd.arg(pairs.to_string())
+        .env("POMPTRACE_EXPERIMENT_DIRECTORY", trace)
+        .env("POMPTRACE_VERBOSE", "0")
+        .env_remove("LD_LIBRARY_PATH");
+    match metrics {
+        Some(list) => cmd.env("POMPTRACE_METRICS", list),
+        None => cmd.env_remove("POMPTRACE_METRICS"),
+    };
+    let out = cmd.output().expect("run driver");
+    let _ = std::fs::remove_dir_all(trace);
+    assert!(
+        out.status.success(),
+        "driver failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    text.lines()
+        .find_map(|l| field(l, "pair_ns="))
+        .unwrap_or_else(|| panic!("no pair_ns= in driver output: {text}"))
+        / 2.0
+}
+
+fn compare_metrics(exe: &Path, trace: &Path, pairs: u64) {
+    let base = event_cost_with_metrics(exe, trace, pairs, None);
+    for (label, metrics) in METRIC_SETS {
+        let cost = match metrics {
+            None => base,
+            Some(_) => event_cost_with_metrics(exe, trace, pairs, metrics),
+        };
+        println!(
+            "metrics {label:>20}: event {cost:8.2} ns ({:5.1} x no metric) [{}]",
+            cost / base,
+            metrics.unwrap_or("-")
+        );
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let metrics_mode = args.iter().any(|a| a == "--metrics");
+    let pairs: u64 = args
+        .iter()
+        .find(|a| !a.starts_with("--"))
+        .map_or(2_000_000, |a| a.parse().expect("PAIRS"));
+    let lib = library_dir::fresh_library_dir();
+    let scratch = scratch::Scratch::new("hotpath");
+    let archive = lib.join("libpomptrace.a");
+    let variants = [
+        Variant {
+            name: "so",
+            exe: scratch.work.join("hotpath_driver_so"),
+        },
+        Variant {
+            name: "a",
+            exe: scratch.work.join("hotpath_driver_a"),
+        },
+    ];
+    let (search, rpath) = (
+        format!("-L{}", lib.display()),
+        format!("-Wl,-rpath,{}", lib.display()),
+    );
+    build_driver(&variants[0].exe, &[&search, "-lpomptrace", &rpath]);
+    let archive = archive.to_str().expect("UTF-8 library path");
+    build_driver(&variants[1].exe, &[archive, "-lpthread", "-ldl", "-lm"]);
+    if metrics_mode {
+        compare_metrics(&variants[0].exe, &scratch.traces.join("metrics"), pairs);
+        return;
+    }
+
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut thread_counts: Vec<usize> = std::iter::successors(Some(1), |t| Some(t * 2))
+        .take_while(|&t| t <= cores)
+        .collect();
+    if thread_counts.last() != Some(&cores) {
+        thread_counts.push(cores);
+    }
+
+    let filter = scratch.work.join("filtered.filter");
+    std::fs::write(
+        &filter,
+        "SCOREP_FILE_NAMES_BEGIN\n  EXCLUDE filtered.c\nSCOREP_FILE_NAMES_END\n",
+    )
+    .expect("write the filter file");
+    let mut best: Vec<Best> = variants.iter().map(|_| Best::default()).collect();
+    for _round in 0..2 {
+        for (variant, best) in variants.iter().zip(&mut best) {
+            let trace = scratch.traces.join(variant.name);
+            let run = DriverRun {
+                pairs,
+                thread_counts: &thread_counts,
+                trace: &trace,
+                filter: &filter,
+            };
+            run_driver(&variant.exe, &run, best);
+        }
+    }
+
+    println!("{pairs} pairs per loop, best of 2 runs x 5 rounds; {cores} cores");
+    for (variant, best) in variants.iter().zip(&best) {
+        let one = best.threads.first().map_or(best.pair_ns, |&(_, p)| p);
+        println!(
+            "{:>2}: enter+exit pair {:.2} ns, event {:.2} ns, tsc {:.2} ns",
+            variant.name,
+            best.pair_ns,
+            best.pair_ns / 2.0,
+            best.tsc_ns
+        );
+        for &(threads, pair) in &best.threads {
+            println!(
+                "{:>2}: {threads:2} threads at once: event {:.2} ns ({:.2} x one thread)",
+                variant.name,
+                pair / 2.0,
+                pair / one
+            );
+        }
+    }
+    for (variant, best) in variants.iter().zip(&best) {
+        println!(
+            "hotpath {}: filtered enter+exit {:.2} ns, recorded enter+exit {:.2} ns, \
+             ratio F/P = {:.3}",
+            variant.name,
+            best.filtered_pair_ns,
+            best.pair_ns,
+            best.filtered_pair_ns / best.pair_ns
+        );
+    }
+    for (variant, best) in variants.iter().zip(&best) {
+        let event = best.pair_ns / 2.0;
+        println!(
+            "hotpath {}: event {event:.2} ns, tsc {:.2} ns, ratio X/Y = {:.2}",
+            variant.name,
+            best.tsc_ns,
+            event / best.tsc_ns
+        );
+    }
+    for (variant, best) in variants.iter().zip(&best) {
+        let one = best.threads.first().map_or(best.pair_ns, |&(_, p)| p);
+        for &(threads, pair) in best.threads.iter().filter(|(t, _)| *t > 1) {
+            println!(
+                "hotpath threads {}: {threads} at once = {:.2} x one thread",
+                variant.name,
+                pair / one
+            );
+        }
+    }
 }

@@ -1,34 +1,50 @@
-//! Overhead pomptrace adds per OpenMP construct and per POMP2 event, in the spirit of the EPCC
+//! Cost of recording per OpenMP construct and per POMP2 event, in the spirit of the EPCC
 //! syncbench.
 //!
-//! Builds `examples/syncbench/syncbench.c` twice in a temporary directory: plain
-//! (`cc -O2 -fopenmp`) and instrumented the way README.md describes (the real `opari2`, the
-//! region init file of `pomptrace init-regions`, linked against this build's
-//! `libpomptrace.so`). Runs both at each thread count (`OMP_NUM_THREADS`; each trace goes to the
-//! temporary directory and is deleted after the run) and prints one table:
-//! `construct | threads | uninstrumented µs | pomptrace µs | added µs | events/construct |
-//! ns/event`, where µs are per construct (mean over the repetitions, reference delay
-//! subtracted), events/construct is what pomptrace records per construct on the encountering
-//! (critical-path) thread, and ns/event = added µs / events.
+//! Builds the library, then `examples/syncbench/syncbench.c` plain (`cc -O2 -fopenmp`) and
+//! instrumented as README.md describes. At each thread count (`OMP_NUM_THREADS`) it runs three
+//! configurations side by side, construct by construct and interleaved in rounds: *plain*, the
+//! instrumented build with `POMPTRACE_ENABLE=0` (*off*: what OPARI2's inserted calls and
+//! barriers cost) and recording (*on*). All runs of one thread count time the same delay and,
+//! per construct, the same inner count. The trace goes to `/dev/shm` and is deleted after each
+//! run.
 //!
-//! Run: `cargo run --release --example syncbench [-- --quick] [--threads 1,2,4,8,16]`
-//! (`--quick`: about 15 s on 2 cores, 10 repetitions per test; without it 40, about a minute).
+//! *added* = on − off is the cost of recording alone, with its standard error (±). The events
+//! per construct are counted in traces, not taken from the program's table: each construct is
+//! run recording with `--outer 1 --inner A` and `--inner 2A`, and the difference in the
+//! Location definitions' event counts, divided by A, is the count per construct on the
+//! critical path: the master's location for the constructs every thread executes, all
+//! locations together for those the team shares. The table's number is printed beside it and a
+//! difference flagged. *ns/event* = added / events, and *÷ tsc* divides it by the cost of a bare
+//! TSC read timed in the same runs. The last lines are, per thread count,
+//! `syncbench T threads: worst ns/event ÷ tsc = R (construct)`.
+//!
+//! Run: `cargo run --release --example syncbench [-- --quick] [--threads 1,2] [--outer 100]`
+//! (about 3 minutes on 2 idle cores; `--quick`: 20 repetitions instead of 100, about 40 s).
 
 #[path = "common/library_dir.rs"]
 mod library_dir;
-use library_dir::library_dir;
+#[path = "common/opari2_build.rs"]
+mod opari2_build;
+#[path = "common/scratch.rs"]
+mod scratch;
 
-use std::path::{Path, PathBuf};
+use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-// The code behind `pomptrace init-regions`, so that the example does not depend on the
-// `pomptrace` binary having been built (cargo builds only the library for an example).
-#[allow(dead_code)]
-#[path = "../src/bin/pomptrace/init_regions.rs"]
-mod init_regions;
+use pomptrace::otf2::{ArchiveReader, GlobalDef};
 
-const USAGE: &str = "usage: syncbench [--quick] [--threads 1,2,4,8,16]";
+const USAGE: &str = "usage: syncbench [--quick] [--threads 1,2,4] [--outer N]";
+
+/// The constructs whose instances the team shares (each thread runs a part of them): their
+/// events are counted over all locations. Every thread executes each instance of the others,
+/// whose critical path is the master's location.
+const SHARED_CONSTRUCTS: &[&str] = &["critical", "lock", "atomic", "ordered", "task"];
+
+/// Inner count of the shorter trace run that counts events (the longer one runs twice as many).
+const COUNT_INNER: u32 = 1000;
 
 fn usage(problem: &str) -> ! {
     if !problem.is_empty() {
@@ -38,160 +54,237 @@ fn usage(problem: &str) -> ! {
     std::process::exit(2)
 }
 
-fn run_tool(cmd: &mut Command) {
-    let shown = format!("{cmd:?}");
-    let out = cmd
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run {shown}: {e}"));
-    assert!(
-        out.status.success(),
-        "{shown} failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+/// The three configurations timed side by side.
+#[derive(Clone, Copy, PartialEq)]
+enum Config {
+    Plain,
+    Off,
+    On,
 }
 
-/// Builds the plain and the instrumented program in `work`; returns their paths.
-fn build(root: &Path, lib: &Path, work: &Path) -> (PathBuf, PathBuf) {
-    let source = work.join("syncbench.c");
-    std::fs::copy(root.join("examples/syncbench/syncbench.c"), &source).expect("copy source");
+const CONFIGS: [Config; 3] = [Config::Plain, Config::Off, Config::On];
 
-    let plain = work.join("syncbench-plain");
-    run_tool(
-        Command::new("cc")
-            .args(["-O2", "-fopenmp"])
-            .arg(&source)
-            .arg("-o")
-            .arg(&plain)
-            .arg("-lm"),
-    );
-
-    // opari2 syncbench.c syncbench.mod.c (also writes syncbench.c.opari.inc)
-    run_tool(
-        Command::new("opari2")
-            .args(["syncbench.c", "syncbench.mod.c"])
-            .current_dir(work),
-    );
-    let object = work.join("syncbench.o");
-    run_tool(
-        Command::new("cc")
-            .args(["-O2", "-fopenmp", "-I"])
-            .arg(root.join("include"))
-            .arg("-c")
-            .arg(work.join("syncbench.mod.c"))
-            .arg("-o")
-            .arg(&object),
-    );
-    // pomptrace init-regions -o pomp2_init.c syncbench.o
-    let listing = init_regions::nm_listing(&init_regions::nm_program(), &object)
-        .unwrap_or_else(|e| panic!("nm: {e}"));
-    let mut regions = init_regions::InitRegions::default();
-    regions.add_nm_output(&listing);
-    let init = work.join("pomp2_init.c");
-    std::fs::write(&init, regions.to_c()).expect("write init file");
-    let init_object = work.join("pomp2_init.o");
-    run_tool(
-        Command::new("cc")
-            .arg("-c")
-            .arg(&init)
-            .arg("-o")
-            .arg(&init_object),
-    );
-    let instrumented = work.join("syncbench-pomptrace");
-    run_tool(
-        Command::new("cc")
-            .arg("-fopenmp")
-            .arg(&object)
-            .arg(&init_object)
-            .arg("-L")
-            .arg(lib)
-            .arg("-lpomptrace")
-            .arg(format!("-Wl,-rpath,{}", lib.display()))
-            .arg("-lm")
-            .arg("-o")
-            .arg(&instrumented),
-    );
-    (plain, instrumented)
+/// Mean and standard error of repetitions pooled over several runs.
+#[derive(Clone, Copy, Default)]
+struct Pooled {
+    count: f64,
+    sum: f64,
+    sum_of_squares: f64,
 }
 
-/// One `construct=...` line of the C program.
-#[derive(Clone)]
+impl Pooled {
+    /// Adds one run's `count` repetitions of mean `mean` and standard deviation `sd`.
+    fn add(&mut self, mean: f64, sd: f64, count: f64) {
+        self.count += count;
+        self.sum += count * mean;
+        self.sum_of_squares += (count - 1.0) * sd * sd + count * mean * mean;
+    }
+    fn mean(&self) -> f64 {
+        self.sum / self.count
+    }
+    fn standard_error(&self) -> f64 {
+        if self.count < 2.0 {
+            return 0.0;
+        }
+        let mean = self.mean();
+        let variance = (self.sum_of_squares - self.count * mean * mean) / (self.count - 1.0);
+        (variance.max(0.0) / self.count).sqrt()
+    }
+}
+
+/// One `construct=` line of the C program.
 struct Measured {
-    construct: String,
     /// µs per construct, mean over the repetitions.
-    us: f64,
-    /// Standard error of that mean (standard deviation / √repetitions).
-    se: f64,
-    events: u32,
+    mean_us: f64,
+    standard_deviation_us: f64,
+    repetitions: f64,
+    /// Constructs per repetition.
+    inner: u32,
 }
 
-/// One line of the table: a construct at one thread count, plain and instrumented.
-struct Row {
-    threads: usize,
-    base: Measured,
-    traced: Measured,
+/// What one run of the C program printed.
+struct RunOutput {
+    tsc_ns: f64,
+    delay: u32,
+    measured: Vec<Measured>,
 }
 
-fn parse(text: &str) -> Vec<Measured> {
-    text.lines()
-        .filter(|line| line.starts_with("construct="))
-        .map(|line| {
-            let field = |key: &str| {
-                line.split_whitespace()
-                    .find_map(|w| w.strip_prefix(key))
-                    .unwrap_or_else(|| panic!("no {key} in `{line}`"))
+/// The programs and where their traces go.
+struct Bench<'a> {
+    plain: &'a Path,
+    instrumented: &'a Path,
+    traces: &'a Path,
+}
+
+impl Bench<'_> {
+    /// Runs one configuration on `threads` threads with `args`; a trace, if any, goes to
+    /// `trace` (relative to the trace root).
+    fn run(&self, config: Config, threads: usize, args: &[String], trace: &str) -> RunOutput {
+        let exe = if config == Config::Plain {
+            self.plain
+        } else {
+            self.instrumented
+        };
+        let trace = self.traces.join(trace);
+        let mut cmd = Command::new(exe);
+        cmd.args(args)
+            .env("OMP_NUM_THREADS", threads.to_string())
+            .env("POMPTRACE_EXPERIMENT_DIRECTORY", &trace)
+            // cargo run's LD_LIBRARY_PATH may name an older copy in target/<profile>: the
+            // program must load the library it was linked with (its rpath).
+            .env_remove("LD_LIBRARY_PATH");
+        if config == Config::Off {
+            cmd.env("POMPTRACE_ENABLE", "0");
+        }
+        let out = cmd.output().expect("run syncbench");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{} {args:?} failed ({}):\n{stdout}{}",
+            exe.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        parse(&stdout)
+    }
+
+    /// Events written per construct, from two recorded runs of `construct` alone.
+    fn events_per_construct(&self, construct: &str, threads: usize, delay: u32) -> f64 {
+        let mut counts = Vec::new();
+        for inner in [COUNT_INNER, 2 * COUNT_INNER] {
+            let args = [
+                "--only",
+                construct,
+                "--outer",
+                "1",
+                "--inner",
+                &inner.to_string(),
+                "--delay",
+                &delay.to_string(),
+            ]
+            .map(String::from);
+            let trace = format!("count-{construct}-{inner}");
+            let out = self.run(Config::On, threads, &args, &trace);
+            let actual_inner = out.measured[0].inner;
+            let dir = self.traces.join(&trace);
+            let events = events_by_location(&dir.join("traces.otf2"));
+            let _ = std::fs::remove_dir_all(&dir);
+            let counted = if SHARED_CONSTRUCTS.contains(&construct) {
+                events.values().sum()
+            } else {
+                *events
+                    .get(&0)
+                    .unwrap_or_else(|| panic!("no location 0 in the {construct} trace"))
             };
-            Measured {
-                construct: field("construct=").to_string(),
-                us: field("us=").parse().expect("us="),
-                se: field("sd_us=").parse::<f64>().expect("sd_us=")
-                    / field("outer=").parse::<f64>().expect("outer=").sqrt(),
-                events: field("events=").parse().expect("events="),
-            }
+            counts.push((f64::from(actual_inner), counted as f64));
+        }
+        (counts[1].1 - counts[0].1) / (counts[1].0 - counts[0].0)
+    }
+}
+
+/// Each location's number of events, from the trace's global definitions.
+fn events_by_location(anchor: &Path) -> BTreeMap<u64, u64> {
+    let archive = ArchiveReader::open(anchor).unwrap_or_else(|e| panic!("{e}"));
+    archive
+        .global_defs()
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .filter_map(|def| match def {
+            GlobalDef::Location {
+                id,
+                number_of_events,
+                ..
+            } => Some((id, number_of_events)),
+            _ => None,
         })
         .collect()
 }
 
-/// Runs `exe` on `threads` threads; the trace, if any, goes to `trace` and is deleted.
-/// Returns the measurements and the closing line of pomptrace (empty for the plain build).
-fn run(exe: &Path, threads: usize, quick: bool, trace: &Path) -> (Vec<Measured>, String) {
-    let mut cmd = Command::new(exe);
-    if quick {
-        cmd.arg("--quick");
-    }
-    let out = cmd
-        .env("OMP_NUM_THREADS", threads.to_string())
-        .env("POMPTRACE_EXPERIMENT_DIRECTORY", trace)
-        .output()
-        .expect("run syncbench");
-    let _ = std::fs::remove_dir_all(trace);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "{} failed ({}):\n{stdout}{stderr}",
-        exe.display(),
-        out.status
-    );
-    let closing = stderr
+fn parse(text: &str) -> RunOutput {
+    let field = |line: &str, key: &str| -> String {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(key))
+            .unwrap_or_else(|| panic!("no {key} in `{line}`"))
+            .to_string()
+    };
+    let number = |line: &str, key: &str| -> f64 {
+        field(line, key)
+            .parse()
+            .unwrap_or_else(|_| panic!("bad {key} in `{line}`"))
+    };
+    let header = text
         .lines()
-        .find(|l| l.starts_with("pomptrace: trace written"))
-        .unwrap_or("")
-        .to_string();
-    (parse(&stdout), closing)
+        .find(|l| l.starts_with("tsc_ns="))
+        .unwrap_or_else(|| panic!("no tsc_ns= line in:\n{text}"));
+    assert!(
+        text.contains("\nconstruct="),
+        "no construct= line in:\n{text}"
+    );
+    RunOutput {
+        tsc_ns: number(header, "tsc_ns="),
+        delay: number(header, "delay=") as u32,
+        measured: text
+            .lines()
+            .filter(|line| line.starts_with("construct="))
+            .map(|line| Measured {
+                mean_us: number(line, "us="),
+                standard_deviation_us: number(line, "sd_us="),
+                repetitions: number(line, "outer="),
+                inner: number(line, "inner=") as u32,
+            })
+            .collect(),
+    }
 }
 
-fn cpu_model() -> Option<String> {
-    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
-    info.lines()
-        .find_map(|l| l.strip_prefix("model name"))
-        .and_then(|l| l.split_once(':'))
-        .map(|(_, model)| model.trim().to_string())
+/// The constructs of the program in its order, with the events its table expects.
+fn constructs(plain: &Path) -> Vec<(String, u32)> {
+    let out = Command::new(plain)
+        .arg("--list")
+        .output()
+        .expect("run syncbench --list");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| {
+            let rest = line.strip_prefix("construct=")?;
+            let (name, events) = rest.split_once(" events=")?;
+            Some((name.to_string(), events.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+/// One line of the table: a construct at one thread count.
+struct Row {
+    construct: String,
+    threads: usize,
+    /// Indexed like `CONFIGS`.
+    times: [Pooled; 3],
+    events: f64,
+    table_events: u32,
+    tsc_ns: f64,
+}
+
+fn machine_line() -> String {
+    let nproc = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find_map(|l| l.strip_prefix("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, model)| format!(" ({})", model.trim()))
+        })
+        .unwrap_or_default();
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(String::from))
+        .map_or(String::new(), |l| format!(", load average {l} at start"));
+    format!("nproc={nproc}{model}{load}")
 }
 
 fn main() {
     let mut quick = false;
-    let mut threads: Vec<usize> = vec![1, 2, 4, 8, 16];
+    let mut threads: Vec<usize> = vec![1, 2];
+    let mut outer: Option<u32> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -206,106 +299,193 @@ fn main() {
                     })
                     .collect();
             }
+            "--outer" => {
+                let n = args.next().unwrap_or_else(|| usage(""));
+                outer = match n.parse() {
+                    Ok(n) if n > 1 => Some(n),
+                    _ => usage(&format!("bad repetition count `{n}`")),
+                };
+            }
             _ => usage(&format!("unknown argument `{arg}`")),
         }
     }
+    // Repetitions per configuration, split into rounds so that a change in the machine's load
+    // falls on all three configurations alike.
+    let total = outer.unwrap_or(if quick { 20 } else { 100 });
+    let rounds = if total >= 40 { 4 } else { 2 }.min(total);
+    let per_round = total.div_ceil(rounds);
 
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let lib = library_dir();
-    let work = std::env::temp_dir().join(format!("pomptrace-syncbench-{}", std::process::id()));
-    std::fs::create_dir_all(&work).expect("work dir");
-    let (plain, instrumented) = build(root, &lib, &work);
-
-    let nproc = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let over: Vec<String> = threads
-        .iter()
-        .filter(|&&t| t > nproc)
-        .map(usize::to_string)
-        .collect();
+    let lib = library_dir::fresh_library_dir();
+    let scratch = scratch::Scratch::new("syncbench");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/syncbench/syncbench.c");
+    let builds = opari2_build::build_plain_and_instrumented(&source, &lib, &scratch.work);
+    let bench = Bench {
+        plain: &builds.plain,
+        instrumented: &builds.instrumented,
+        traces: &scratch.traces,
+    };
+    let constructs = constructs(&builds.plain);
+    assert!(!constructs.is_empty(), "syncbench --list printed nothing");
     println!(
-        "syncbench{}: machine nproc={nproc}{}; thread counts above {nproc} are oversubscribed{}",
-        if quick { " --quick" } else { "" },
-        cpu_model().map_or(String::new(), |m| format!(" ({m})")),
-        if over.is_empty() {
-            String::new()
-        } else {
-            format!(" (here: {})", over.join(", "))
-        }
+        "syncbench: {}; {rounds} rounds x {per_round} repetitions per configuration",
+        machine_line()
     );
 
     let mut rows: Vec<Row> = Vec::new();
+    let mut delay: Option<u32> = None;
     for &n in &threads {
         let started = Instant::now();
-        let (base, _) = run(&plain, n, quick, &work.join("trace-plain"));
-        let middle = started.elapsed();
-        let (traced, closing) = run(&instrumented, n, quick, &work.join("trace"));
-        eprintln!(
-            "syncbench: {n} threads: plain {:.1} s, pomptrace {:.1} s; {}",
-            middle.as_secs_f64(),
-            (started.elapsed() - middle).as_secs_f64(),
-            closing.trim_start_matches("pomptrace: ")
-        );
-        for b in base {
-            let t = traced
-                .iter()
-                .find(|t| t.construct == b.construct)
-                .cloned()
-                .unwrap_or_else(|| panic!("no {} in the instrumented run", b.construct));
+        let first = rows.len();
+        let mut tsc_ns = f64::INFINITY;
+        let mut inner: BTreeMap<String, u32> = BTreeMap::new();
+        for (construct, table_events) in &constructs {
             rows.push(Row {
+                construct: construct.clone(),
                 threads: n,
-                base: b,
-                traced: t,
+                times: [Pooled::default(); 3],
+                events: 0.0,
+                table_events: *table_events,
+                tsc_ns: 0.0,
             });
         }
+        for _round in 0..rounds {
+            for row in &mut rows[first..] {
+                for (slot, config) in CONFIGS.into_iter().enumerate() {
+                    let mut args = vec![
+                        "--only".to_string(),
+                        row.construct.clone(),
+                        "--outer".into(),
+                        per_round.to_string(),
+                    ];
+                    // The first run finds the delay and the inner count; the others reuse them.
+                    if let Some(d) = delay {
+                        args.extend(["--delay".into(), d.to_string()]);
+                    }
+                    if let Some(i) = inner.get(&row.construct) {
+                        args.extend(["--inner".into(), i.to_string()]);
+                    }
+                    let out = bench.run(config, n, &args, "timed");
+                    let _ = std::fs::remove_dir_all(scratch.traces.join("timed"));
+                    tsc_ns = tsc_ns.min(out.tsc_ns);
+                    delay.get_or_insert(out.delay);
+                    let measured = &out.measured[0];
+                    inner.entry(row.construct.clone()).or_insert(measured.inner);
+                    row.times[slot].add(
+                        measured.mean_us,
+                        measured.standard_deviation_us,
+                        measured.repetitions,
+                    );
+                }
+            }
+        }
+        let timed = started.elapsed();
+        for row in &mut rows[first..] {
+            row.events = bench.events_per_construct(&row.construct, n, delay.unwrap_or(1));
+            row.tsc_ns = tsc_ns;
+        }
+        eprintln!(
+            "syncbench: {n} threads: timed in {:.1} s, events counted in {:.1} s",
+            timed.as_secs_f64(),
+            (started.elapsed() - timed).as_secs_f64()
+        );
     }
-    let _ = std::fs::remove_dir_all(&work);
-
-    println!();
-    println!(
-        "| construct | threads | uninstrumented µs | pomptrace µs | added µs | events/construct | ns/event |"
-    );
-    println!("|---|---:|---:|---:|---:|---:|---:|");
-    // Grouped by construct (in the program's order), then by thread count.
-    let mut constructs: Vec<&str> = Vec::new();
-    for row in &rows {
-        if !constructs.contains(&row.base.construct.as_str()) {
-            constructs.push(&row.base.construct);
+    print_table(&rows);
+    for &n in &threads {
+        let worst = rows
+            .iter()
+            .filter(|r| r.threads == n)
+            .map(|r| (ns_per_event(r) / r.tsc_ns, r))
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((ratio, row)) = worst {
+            let noise = if is_noise(row) { "~" } else { "" };
+            println!(
+                "syncbench {n} threads: worst ns/event ÷ tsc = {ratio:.2}{noise} ({}; tsc {:.2} ns)",
+                row.construct, row.tsc_ns
+            );
         }
     }
-    let mut noisy = 0;
-    for construct in constructs {
-        for Row {
-            threads: n,
-            base,
-            traced,
-        } in rows.iter().filter(|r| r.base.construct == construct)
-        {
-            let added = traced.us - base.us;
-            // Within two standard errors of zero: the difference is noise.
-            let mark = if added.abs() < 2.0 * base.se.hypot(traced.se) {
+}
+
+/// On − off with its standard error, µs per construct.
+fn added(row: &Row) -> (f64, f64) {
+    let [_, off, on] = row.times;
+    (
+        on.mean() - off.mean(),
+        on.standard_error().hypot(off.standard_error()),
+    )
+}
+
+/// Within two standard errors of zero: the difference is noise.
+fn is_noise(row: &Row) -> bool {
+    let (added, error) = added(row);
+    added.abs() < 2.0 * error
+}
+
+/// Recording alone (on − off) per event written, in ns.
+fn ns_per_event(row: &Row) -> f64 {
+    added(row).0 * 1e3 / row.events
+}
+
+fn print_table(rows: &[Row]) {
+    println!();
+    println!(
+        "| construct | threads | plain µs | off µs | on µs | added µs | ± µs | events | table \
+         | ns/event | ÷ tsc |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut order: Vec<&str> = Vec::new();
+    for row in rows {
+        if !order.contains(&row.construct.as_str()) {
+            order.push(&row.construct);
+        }
+    }
+    let (mut noisy, mut mismatched) = (0, 0);
+    for construct in order {
+        for row in rows.iter().filter(|r| r.construct == construct) {
+            let [plain, off, on] = row.times;
+            let (added, error) = added(row);
+            let noise = if is_noise(row) {
                 noisy += 1;
                 "~"
             } else {
                 ""
             };
+            let table = f64::from(row.table_events);
+            let differs = if (row.events - table).abs() > 0.05 * table {
+                mismatched += 1;
+                " ≠"
+            } else {
+                ""
+            };
+            let per_event = ns_per_event(row);
             println!(
-                "| {construct} | {n} | {:.3} | {:.3} | {added:.3}{mark} | {} | {:.1}{mark} |",
-                base.us,
-                traced.us,
-                traced.events,
-                added * 1e3 / f64::from(traced.events)
+                "| {construct} | {} | {:.3} | {:.3} | {:.3} | {added:.3}{noise} | {error:.3} \
+                 | {:.3}{differs} | {} | {per_event:.1}{noise} | {:.2}{noise} |",
+                row.threads,
+                plain.mean(),
+                off.mean(),
+                on.mean(),
+                row.events,
+                row.table_events,
+                per_event / row.tsc_ns,
             );
         }
     }
     println!();
     println!(
-        "µs per construct: mean over the repetitions minus the reference delay; \
-         added = pomptrace - uninstrumented; ns/event = added / events per construct."
+        "µs per construct: mean over the repetitions minus the reference delay; added = on − off \
+         (recording alone), ± its standard error; events: written per construct, counted in \
+         traces (critical path: the master's location, or all locations for {}); table: the \
+         program's expected count; ÷ tsc: ns/event over one TSC read.",
+        SHARED_CONSTRUCTS.join(", ")
     );
     if noisy > 0 {
+        println!("~ marks {noisy} row(s) whose added time is within two standard errors of zero.");
+    }
+    if mismatched > 0 {
         println!(
-            "~ marks {noisy} rows whose added time is within two standard errors of zero \
-             (noise, mostly oversubscribed thread counts)."
+            "≠ marks {mismatched} row(s) whose counted events differ from the table by more than \
+             5% (single at several threads: the master executes only some of the singles)."
         );
     }
 }

@@ -1,30 +1,53 @@
-//! Shared by the examples that build C programs against this build's library.
+//! Shared by the examples that build C programs against this build's library: the library is
+//! built first, so that a stale one can never be measured (`cargo run --example` rebuilds the
+//! rlib the example links, but leaves the `.so` and `.a` in `target/<profile>/` as they were).
 
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
-/// The library of this build: `target/<profile>/deps/` holds the freshly built one (the copy one
-/// level up is only refreshed by `cargo build`), so the newer of the two.
-pub fn library_dir() -> PathBuf {
+/// Builds the library (cdylib and staticlib) in the profile and target directory this example
+/// was built in, with the cargo that runs it, and returns the directory that holds
+/// `libpomptrace.so` and `libpomptrace.a`.
+pub fn fresh_library_dir() -> PathBuf {
     // target/<profile>/examples/<name> → target/<profile>
     let exe = std::env::current_exe().expect("current_exe");
-    let top = exe
+    let profile_dir = exe
         .parent()
         .and_then(Path::parent)
-        .expect("target dir")
+        .expect("target/<profile> above the example")
         .to_path_buf();
-    let deps = top.join("deps");
-    let modified = |dir: &Path| {
-        std::fs::metadata(dir.join("libpomptrace.so"))
-            .and_then(|m| m.modified())
-            .ok()
+    let target_dir = profile_dir.parent().expect("target dir");
+    let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") => "dev".to_string(),
+        Some(name) => name.to_string(),
+        None => panic!("no profile in {}", profile_dir.display()),
     };
-    match (modified(&deps), modified(&top)) {
-        (Some(d), Some(t)) if t > d => top,
-        (Some(_), _) => deps,
-        (None, Some(_)) => top,
-        (None, None) => panic!(
-            "no libpomptrace.so in {}: build the library first",
-            top.display()
-        ),
+    // `cargo run` passes its own path in CARGO; fall back to the one that built the example.
+    let cargo = std::env::var_os("CARGO")
+        .or_else(|| option_env!("CARGO").map(Into::into))
+        .unwrap_or_else(|| "cargo".into());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let status = Command::new(&cargo)
+        .args([
+            "build",
+            "--lib",
+            "--quiet",
+            "--profile",
+            &profile,
+            "--manifest-path",
+        ])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(target_dir)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", Path::new(&cargo).display()));
+    assert!(status.success(), "building the library failed");
+    for name in ["libpomptrace.so", "libpomptrace.a"] {
+        assert!(
+            profile_dir.join(name).is_file(),
+            "no {name} in {} after building the library",
+            profile_dir.display()
+        );
     }
+    profile_dir
 }

@@ -1,11 +1,12 @@
 /*
  * syncbench.c -- time per OpenMP synchronisation construct, in the spirit of the EPCC
  * syncbench (our own code, written for pomptrace). examples/syncbench.rs builds it twice, plain
- * and instrumented with opari2 + pomptrace, and prints the overhead pomptrace adds per construct
- * and per POMP2 event.
+ * and instrumented with opari2 + pomptrace, runs the instrumented build with recording off
+ * (POMPTRACE_ENABLE=0) and on, and prints the cost of recording per construct and per event.
  *
  * Method (EPCC's): each construct runs in an inner loop of `inner` repetitions, each doing a
- * fixed busy delay (about 0.1 us, calibrated at start) inside or next to the construct. A
+ * fixed busy delay (about 0.1 us, calibrated at start unless --delay fixes it) inside or next
+ * to the construct. A
  * reference loop does the same delays without the construct. The inner count is doubled until
  * a test takes at least the target time (the shorter of two runs); then `outer` repetitions of
  * test and reference are timed, interleaved. The time per construct of one repetition is
@@ -15,12 +16,17 @@
  * atomic) give each thread inner / threads of them; `inner` is always a multiple of the team
  * size.
  *
- * Usage: syncbench [--quick] [--only NAME[,NAME...]] [--inner N] [--outer N]
+ * Usage: syncbench [--quick] [--only NAME[,NAME...]] [--inner N] [--outer N] [--delay N]
+ *        syncbench --list
  *   --quick   10 timed repetitions instead of 40 (each test takes at least 5 ms)
  *   --only    run only the named constructs
  *   --inner   fix the inner count (rounded up to a multiple of the team size; no doubling)
  *   --outer   number of timed repetitions
- * Output, one line per construct:
+ *   --delay   fix the iterations of the delay loop (no calibration), so that several runs
+ *             time the same delay
+ *   --list    print `construct=NAME events=E` for every construct and exit
+ * Output: first `tsc_ns=T delay=D` (T: ns per bare TSC read, best of 5 timings, the floor an
+ * event is compared with; D: the delay iterations), then one line per construct:
  *   construct=NAME threads=N us=X events=E sd_us=S min_us=M inner=I outer=O
  * events= is the constant table below: POMP2 events per construct that pomptrace records on
  * the encountering / critical-path thread. The plain build prints the same number.
@@ -32,6 +38,10 @@
  *                (each other team member: the 6 in the middle). The implicit-barrier pair
  *                wraps an explicit `omp barrier` that OPARI2 inserts before the region's end,
  *                so an instrumented region synchronises twice (also for reduction).
+ *   parallel_for 10  master: as parallel, with Enter(for) after Enter(parallel) and Leave(for)
+ *                before Leave(parallel), and no second barrier: OPARI2 turns the combined
+ *                construct into `parallel` + `for nowait` + one explicit barrier, the loop's
+ *                implicit one (each other team member: 8). EPCC's PARALLEL FOR.
  *   for       4  each thread: Enter(for), Enter(implicit barrier), Leave(implicit barrier),
  *                Leave(for)
  *   barrier   2  each thread: Enter(barrier), Leave(barrier)
@@ -54,7 +64,9 @@
  *                Enter(taskwait) [ThreadTaskSwitch] Leave(taskwait), adds at most 3 events per
  *                batch, i.e. <= 0.1 per task, which the table leaves out.
  *
- * How the table was verified (gcc 12.2 / libgomp, opari2 2.0.7, pomptrace as of this file):
+ * examples/syncbench.rs checks the table on every run: it counts the events actually written
+ * per construct in traces of the two runs below and flags a difference.
+ * How the table was first verified (gcc 12.2 / libgomp, opari2 2.0.7, pomptrace as of then):
  * the instrumented build (built as examples/syncbench.rs does) was run for each construct with
  *     OMP_NUM_THREADS=T syncbench --only NAME --outer 1 --inner A     and with --inner 2A
  * (T = 1 and 4, A = 4096; A = 1000 for parallel and reduction), and `otf2-print` of each trace
@@ -76,6 +88,20 @@
 #include <string.h>
 
 #include <omp.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+static inline unsigned long long read_tsc(void) { return __rdtsc(); }
+#elif defined(__aarch64__)
+static inline unsigned long long read_tsc(void)
+{
+    unsigned long long ticks;
+    __asm__ volatile("mrs %0, cntvct_el0" : "=r"(ticks));
+    return ticks;
+}
+#else
+#error "syncbench: no time-stamp counter read for this architecture"
+#endif
 
 /* ---- the delay ------------------------------------------------------------------------------ */
 
@@ -115,6 +141,25 @@ static void calibrate_delay(double us)
     }
 }
 
+/* ns per bare TSC read, best of 5 timings: the floor one recorded event is compared with. */
+static double tsc_read_ns(void)
+{
+    const long reads = 200000;
+    volatile unsigned long long tsc_sink = 0;
+    double best = 1e30;
+    for (int round = 0; round < 5; round++) {
+        double t0 = omp_get_wtime();
+        for (long i = 0; i < reads; i++) {
+            tsc_sink += read_tsc();
+        }
+        double ns = (omp_get_wtime() - t0) / reads * 1e9;
+        if (ns < best) {
+            best = ns;
+        }
+    }
+    return best;
+}
+
 /* ---- the tests: `inner` constructs each -------------------------------------------------------- */
 
 static omp_lock_t lock;
@@ -126,6 +171,17 @@ static void test_parallel(int inner)
     for (int j = 0; j < inner; j++) {
 #pragma omp parallel
         {
+            delay(delay_length);
+        }
+    }
+}
+
+static void test_parallel_for(int inner)
+{
+    int n = omp_get_max_threads();
+    for (int j = 0; j < inner; j++) {
+#pragma omp parallel for
+        for (int i = 0; i < n; i++) {
             delay(delay_length);
         }
     }
@@ -260,7 +316,7 @@ static void test_task(int inner)
 /* ---- the references: the same delays without the construct ------------------------------------ */
 
 /* `inner` delays one after the other: for constructs whose delays are on the critical path
- * (parallel, for, barrier, single, reduction) or serialised (critical, lock, ordered). */
+ * (parallel, parallel_for, for, barrier, single, reduction) or serialised (critical, lock, ordered). */
 static void reference_serial(int inner)
 {
     for (int j = 0; j < inner; j++) {
@@ -294,6 +350,7 @@ struct construct {
 
 static const struct construct constructs[] = {
     {"parallel", test_parallel, reference_serial, 8},
+    {"parallel_for", test_parallel_for, reference_serial, 10},
     {"for", test_for, reference_serial, 4},
     {"barrier", test_barrier, reference_serial, 2},
     {"single", test_single, reference_serial, 6},
@@ -331,14 +388,15 @@ static int selected(const char *only, const char *name)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: syncbench [--quick] [--only NAME[,NAME...]] [--inner N] [--outer N]\n");
+    fprintf(stderr, "usage: syncbench [--quick] [--only NAME[,NAME...]] [--inner N] [--outer N] "
+                    "[--delay N]\n       syncbench --list\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     const double target = 0.005; /* seconds per test, at least */
-    int outer = 40, fixed_inner = 0;
+    int outer = 40, fixed_inner = 0, fixed_delay = 0;
     const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
@@ -350,6 +408,16 @@ int main(int argc, char **argv)
             if (fixed_inner < 1) {
                 usage();
             }
+        } else if (strcmp(argv[i], "--delay") == 0 && i + 1 < argc) {
+            fixed_delay = atoi(argv[++i]);
+            if (fixed_delay < 1) {
+                usage();
+            }
+        } else if (strcmp(argv[i], "--list") == 0) {
+            for (size_t c = 0; c < sizeof constructs / sizeof constructs[0]; c++) {
+                printf("construct=%s events=%d\n", constructs[c].name, constructs[c].events);
+            }
+            return 0;
         } else if (strcmp(argv[i], "--outer") == 0 && i + 1 < argc) {
             outer = atoi(argv[++i]);
             if (outer < 1) {
@@ -367,10 +435,15 @@ int main(int argc, char **argv)
         usage();
     }
 
-    calibrate_delay(0.1);
+    if (fixed_delay > 0) {
+        delay_length = fixed_delay;
+    } else {
+        calibrate_delay(0.1);
+    }
     int threads = omp_get_max_threads();
     printf("# syncbench: %d threads, delay %d iterations (about 0.1 us), outer %d\n", threads,
            delay_length, outer);
+    printf("tsc_ns=%.3f delay=%d\n", tsc_read_ns(), delay_length);
     fflush(stdout);
     omp_init_lock(&lock);
 
