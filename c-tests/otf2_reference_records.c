@@ -24,57 +24,11 @@
 
 #include <otf2/otf2.h>
 
+#define PROGRAM "otf2_reference_records"
+#include "otf2_c_checks.h"
+
 #define MPI_EVENTS_PER_ROUND 10
 #define SNAP_STATE_RECORDS 18
-
-static void die(const char* what, OTF2_ErrorCode code)
-{
-    fprintf(stderr, "otf2_reference_records: %s failed: %s (%s)\n", what,
-            OTF2_Error_GetName(code), OTF2_Error_GetDescription(code));
-    exit(1);
-}
-
-#define CHECK(call)                                   \
-    do {                                              \
-        OTF2_ErrorCode check_rc_ = (call);            \
-        if (check_rc_ != OTF2_SUCCESS) {              \
-            die(#call, check_rc_);                    \
-        }                                             \
-    } while (0)
-
-#define CHECK_PTR(ptr, what)                                                \
-    do {                                                                    \
-        if ((ptr) == NULL) {                                                \
-            fprintf(stderr, "otf2_reference_records: %s returned NULL\n", \
-                    what);                                                  \
-            exit(1);                                                        \
-        }                                                                   \
-    } while (0)
-
-static OTF2_FlushType pre_flush(void* userData, OTF2_FileType fileType,
-                                OTF2_LocationRef location, void* callerData, bool final)
-{
-    (void)userData;
-    (void)fileType;
-    (void)location;
-    (void)callerData;
-    (void)final;
-    return OTF2_FLUSH;
-}
-
-static OTF2_TimeStamp post_flush(void* userData, OTF2_FileType fileType,
-                                 OTF2_LocationRef location)
-{
-    (void)userData;
-    (void)fileType;
-    (void)location;
-    return 0;
-}
-
-static const OTF2_FlushCallbacks flush_callbacks = {
-    .otf2_pre_flush = pre_flush,
-    .otf2_post_flush = post_flush,
-};
 
 /* Field k of round i: 0, all ones, and values of every byte width in turn. */
 static uint64_t value(uint64_t i, uint64_t k)
