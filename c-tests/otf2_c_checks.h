@@ -8,7 +8,9 @@
 #ifndef OTF2_C_CHECKS_H
 #define OTF2_C_CHECKS_H
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -61,5 +63,32 @@ static const OTF2_FlushCallbacks flush_callbacks = {
     .otf2_pre_flush = pre_flush,
     .otf2_post_flush = post_flush,
 };
+
+/* The count argument `arg` of `PROGRAM DIR COUNT`; exits with status 2 unless it is a whole
+ * number. */
+static inline uint64_t count_argument(const char* arg)
+{
+    char* end = NULL;
+    errno = 0;
+    uint64_t n = strtoull(arg, &end, 10);
+    if (errno != 0 || end == arg || *end != '\0' || arg[0] == '-') {
+        fprintf(stderr, PROGRAM ": bad count '%s'\n", arg);
+        exit(2);
+    }
+    return n;
+}
+
+/* DIR/traces.otf2 opened for writing with 256 KiB event and definition chunks, flushing
+ * always, serial collectives. */
+static inline OTF2_Archive* open_reference_archive(const char* dir)
+{
+    OTF2_Archive* archive = OTF2_Archive_Open(dir, "traces", OTF2_FILEMODE_WRITE,
+                                              262144 /* event chunk */, 262144 /* def chunk */,
+                                              OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
+    CHECK_PTR(archive, "OTF2_Archive_Open");
+    CHECK(OTF2_Archive_SetFlushCallbacks(archive, &flush_callbacks, NULL));
+    CHECK(OTF2_Archive_SetSerialCollectiveCallbacks(archive));
+    return archive;
+}
 
 #endif

@@ -15,7 +15,6 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -157,21 +156,8 @@ int main(int argc, char** argv)
         fprintf(stderr, "usage: %s DIR N\n", argv[0]);
         return 2;
     }
-    const char* dir = argv[1];
-    char* end = NULL;
-    errno = 0;
-    uint64_t n = strtoull(argv[2], &end, 10);
-    if (errno != 0 || end == argv[2] || *end != '\0' || argv[2][0] == '-') {
-        fprintf(stderr, "otf2_reference_records: bad round count '%s'\n", argv[2]);
-        return 2;
-    }
-
-    OTF2_Archive* archive = OTF2_Archive_Open(dir, "traces", OTF2_FILEMODE_WRITE,
-                                              262144 /* event chunk */, 262144 /* def chunk */,
-                                              OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
-    CHECK_PTR(archive, "OTF2_Archive_Open");
-    CHECK(OTF2_Archive_SetFlushCallbacks(archive, &flush_callbacks, NULL));
-    CHECK(OTF2_Archive_SetSerialCollectiveCallbacks(archive));
+    uint64_t n = count_argument(argv[2]);
+    OTF2_Archive* archive = open_reference_archive(argv[1]);
     OTF2_AttributeList* attrs = OTF2_AttributeList_New();
     CHECK_PTR(attrs, "OTF2_AttributeList_New");
 
