@@ -15,7 +15,6 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,57 +23,11 @@
 
 #include <otf2/otf2.h>
 
+#define PROGRAM "otf2_reference_records"
+#include "otf2_c_checks.h"
+
 #define MPI_EVENTS_PER_ROUND 10
 #define SNAP_STATE_RECORDS 18
-
-static void die(const char* what, OTF2_ErrorCode code)
-{
-    fprintf(stderr, "otf2_reference_records: %s failed: %s (%s)\n", what,
-            OTF2_Error_GetName(code), OTF2_Error_GetDescription(code));
-    exit(1);
-}
-
-#define CHECK(call)                                   \
-    do {                                              \
-        OTF2_ErrorCode check_rc_ = (call);            \
-        if (check_rc_ != OTF2_SUCCESS) {              \
-            die(#call, check_rc_);                    \
-        }                                             \
-    } while (0)
-
-#define CHECK_PTR(ptr, what)                                                \
-    do {                                                                    \
-        if ((ptr) == NULL) {                                                \
-            fprintf(stderr, "otf2_reference_records: %s returned NULL\n", \
-                    what);                                                  \
-            exit(1);                                                        \
-        }                                                                   \
-    } while (0)
-
-static OTF2_FlushType pre_flush(void* userData, OTF2_FileType fileType,
-                                OTF2_LocationRef location, void* callerData, bool final)
-{
-    (void)userData;
-    (void)fileType;
-    (void)location;
-    (void)callerData;
-    (void)final;
-    return OTF2_FLUSH;
-}
-
-static OTF2_TimeStamp post_flush(void* userData, OTF2_FileType fileType,
-                                 OTF2_LocationRef location)
-{
-    (void)userData;
-    (void)fileType;
-    (void)location;
-    return 0;
-}
-
-static const OTF2_FlushCallbacks flush_callbacks = {
-    .otf2_pre_flush = pre_flush,
-    .otf2_post_flush = post_flush,
-};
 
 /* Field k of round i: 0, all ones, and values of every byte width in turn. */
 static uint64_t value(uint64_t i, uint64_t k)
@@ -203,21 +156,8 @@ int main(int argc, char** argv)
         fprintf(stderr, "usage: %s DIR N\n", argv[0]);
         return 2;
     }
-    const char* dir = argv[1];
-    char* end = NULL;
-    errno = 0;
-    uint64_t n = strtoull(argv[2], &end, 10);
-    if (errno != 0 || end == argv[2] || *end != '\0' || argv[2][0] == '-') {
-        fprintf(stderr, "otf2_reference_records: bad round count '%s'\n", argv[2]);
-        return 2;
-    }
-
-    OTF2_Archive* archive = OTF2_Archive_Open(dir, "traces", OTF2_FILEMODE_WRITE,
-                                              262144 /* event chunk */, 262144 /* def chunk */,
-                                              OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
-    CHECK_PTR(archive, "OTF2_Archive_Open");
-    CHECK(OTF2_Archive_SetFlushCallbacks(archive, &flush_callbacks, NULL));
-    CHECK(OTF2_Archive_SetSerialCollectiveCallbacks(archive));
+    uint64_t n = count_argument(argv[2]);
+    OTF2_Archive* archive = open_reference_archive(argv[1]);
     OTF2_AttributeList* attrs = OTF2_AttributeList_New();
     CHECK_PTR(attrs, "OTF2_AttributeList_New");
 

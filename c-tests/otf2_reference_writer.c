@@ -14,7 +14,6 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,56 +23,10 @@
 
 #include <otf2/otf2.h>
 
+#define PROGRAM "otf2_reference_writer"
+#include "otf2_c_checks.h"
+
 #define N_LOCATIONS 2
-
-static void die(const char* what, OTF2_ErrorCode code)
-{
-    fprintf(stderr, "otf2_reference_writer: %s failed: %s (%s)\n", what,
-            OTF2_Error_GetName(code), OTF2_Error_GetDescription(code));
-    exit(1);
-}
-
-#define CHECK(call)                                   \
-    do {                                              \
-        OTF2_ErrorCode check_rc_ = (call);            \
-        if (check_rc_ != OTF2_SUCCESS) {              \
-            die(#call, check_rc_);                    \
-        }                                             \
-    } while (0)
-
-#define CHECK_PTR(ptr, what)                                               \
-    do {                                                                   \
-        if ((ptr) == NULL) {                                               \
-            fprintf(stderr, "otf2_reference_writer: %s returned NULL\n", \
-                    what);                                                 \
-            exit(1);                                                       \
-        }                                                                  \
-    } while (0)
-
-static OTF2_FlushType pre_flush(void* userData, OTF2_FileType fileType,
-                                OTF2_LocationRef location, void* callerData, bool final)
-{
-    (void)userData;
-    (void)fileType;
-    (void)location;
-    (void)callerData;
-    (void)final;
-    return OTF2_FLUSH;
-}
-
-static OTF2_TimeStamp post_flush(void* userData, OTF2_FileType fileType,
-                                 OTF2_LocationRef location)
-{
-    (void)userData;
-    (void)fileType;
-    (void)location;
-    return 0;
-}
-
-static const OTF2_FlushCallbacks flush_callbacks = {
-    .otf2_pre_flush = pre_flush,
-    .otf2_post_flush = post_flush,
-};
 
 static OTF2_TimeStamp event_ts(uint64_t i, uint64_t loc)
 {
@@ -190,22 +143,8 @@ int main(int argc, char** argv)
         fprintf(stderr, "usage: %s DIR N\n", argv[0]);
         return 2;
     }
-    const char* dir = argv[1];
-    char* end = NULL;
-    errno = 0;
-    uint64_t n = strtoull(argv[2], &end, 10);
-    if (errno != 0 || end == argv[2] || *end != '\0' || argv[2][0] == '-') {
-        fprintf(stderr, "otf2_reference_writer: bad event count '%s'\n", argv[2]);
-        return 2;
-    }
-
-    OTF2_Archive* archive = OTF2_Archive_Open(dir, "traces", OTF2_FILEMODE_WRITE,
-                                              262144 /* event chunk */, 262144 /* def chunk */,
-                                              OTF2_SUBSTRATE_POSIX, OTF2_COMPRESSION_NONE);
-    CHECK_PTR(archive, "OTF2_Archive_Open");
-
-    CHECK(OTF2_Archive_SetFlushCallbacks(archive, &flush_callbacks, NULL));
-    CHECK(OTF2_Archive_SetSerialCollectiveCallbacks(archive));
+    uint64_t n = count_argument(argv[2]);
+    OTF2_Archive* archive = open_reference_archive(argv[1]);
 
     /* Events: all of location 0, then all of location 1. */
     CHECK(OTF2_Archive_OpenEvtFiles(archive));

@@ -31,59 +31,12 @@
 
 #include <otf2/otf2.h>
 
+#define PROGRAM "otf2_write_bench"
+#include "otf2_c_checks.h"
+
 #define EVT_CHUNK_SIZE (1024 * 1024)
 #define DEF_CHUNK_SIZE (4 * 1024 * 1024)
 #define WARMUP_EVENTS 10000
-
-static void die(const char* what, OTF2_ErrorCode code)
-{
-    fprintf(stderr, "otf2_write_bench: %s failed: %s (%s)\n", what, OTF2_Error_GetName(code),
-            OTF2_Error_GetDescription(code));
-    exit(1);
-}
-
-#define CHECK(call)                                   \
-    do {                                              \
-        OTF2_ErrorCode check_rc_ = (call);            \
-        if (check_rc_ != OTF2_SUCCESS) {              \
-            die(#call, check_rc_);                    \
-        }                                             \
-    } while (0)
-
-#define CHECK_PTR(ptr, what)                                                               \
-    do {                                                                                   \
-        if ((ptr) == NULL) {                                                               \
-            fprintf(stderr, "otf2_write_bench: %s returned NULL\n", what);                 \
-            exit(1);                                                                       \
-        }                                                                                  \
-    } while (0)
-
-/* Always flush: lets libotf2 write its chunks out (and continue) when its chunk memory runs
- * out in the middle of a run, and at the end. */
-static OTF2_FlushType pre_flush(void* userData, OTF2_FileType fileType,
-                                OTF2_LocationRef location, void* callerData, bool final)
-{
-    (void)userData;
-    (void)fileType;
-    (void)location;
-    (void)callerData;
-    (void)final;
-    return OTF2_FLUSH;
-}
-
-static OTF2_TimeStamp post_flush(void* userData, OTF2_FileType fileType,
-                                 OTF2_LocationRef location)
-{
-    (void)userData;
-    (void)fileType;
-    (void)location;
-    return 0;
-}
-
-static const OTF2_FlushCallbacks flush_callbacks = {
-    .otf2_pre_flush = pre_flush,
-    .otf2_post_flush = post_flush,
-};
 
 static uint64_t now_ns(void)
 {

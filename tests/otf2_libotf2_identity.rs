@@ -110,27 +110,37 @@ fn write_location(w: &mut EventWriter<FileSink>, location: u64, n: u64) {
     }
 }
 
-fn global_defs(defs: &mut GlobalDefWriter, n: u64) {
+/// The definitions both C programs begin with: the clock, the strings, and the attributes
+/// `(id, name string)` of types UINT64 and INT32.
+fn clock_strings_and_attributes(defs: &mut GlobalDefWriter, strings: &[&str], names: [u32; 2]) {
     defs.write(&GlobalDef::ClockProperties {
         timer_resolution: 1_000_000_000,
         global_offset: 0,
         trace_length: 1_000_000,
         realtime_timestamp: UNDEFINED_U64,
     });
-    for (id, s) in STRINGS.iter().enumerate() {
+    for (id, s) in strings.iter().enumerate() {
         defs.write(&GlobalDef::String {
             id: id as u32,
             string: s.to_string(),
         });
     }
-    for (id, name, t) in [(0, 15, Type::UINT64), (1, 16, Type::INT32)] {
+    for (id, (name, t)) in names
+        .into_iter()
+        .zip([Type::UINT64, Type::INT32])
+        .enumerate()
+    {
         defs.write(&GlobalDef::Attribute {
-            id,
+            id: id as u32,
             name,
             description: 0,
             attribute_type: t,
         });
     }
+}
+
+fn global_defs(defs: &mut GlobalDefWriter, n: u64) {
+    clock_strings_and_attributes(defs, &STRINGS, [15, 16]);
     // System tree, process and locations, in the C program's order.
     write_process_and_locations(defs, (4, 5), 3, &[(1, n), (2, n)]);
     let regions = (0..5u32)
@@ -508,29 +518,10 @@ fn write_ours_records(dir: &Path, rounds: u64) {
     w.finish().1.unwrap();
 
     let mut defs = archive.global_def_writer();
-    defs.write(&GlobalDef::ClockProperties {
-        timer_resolution: 1_000_000_000,
-        global_offset: 0,
-        trace_length: 1_000_000,
-        realtime_timestamp: UNDEFINED_U64,
-    });
     let strings = [
         "", "rank 0", "", "process", "machine", "node", "attr_u64", "attr_i32",
     ];
-    for (id, s) in strings.iter().enumerate() {
-        defs.write(&GlobalDef::String {
-            id: id as u32,
-            string: s.to_string(),
-        });
-    }
-    for (id, name, t) in [(0, 6, Type::UINT64), (1, 7, Type::INT32)] {
-        defs.write(&GlobalDef::Attribute {
-            id,
-            name,
-            description: 0,
-            attribute_type: t,
-        });
-    }
+    clock_strings_and_attributes(&mut defs, &strings, [6, 7]);
     write_process_and_locations(&mut defs, (4, 5), 3, &[(1, events)]);
     archive.finish(defs, &[0]).unwrap();
 }

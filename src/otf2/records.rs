@@ -390,6 +390,10 @@ pub fn singleton_event(id: u8) -> Option<bool> {
 ///   (older writers omit it), else `default` (which may name fields decoded before it);
 /// * `name: Type as Codec => value`: an attic field, written from `value` (an expression over
 ///   the other fields, bound by reference) and skipped when read; not part of the enum.
+///
+/// An attic field is kept out of the enum, its patterns and its constructors by
+/// `#[cfg(any())]` (never true); the `doc` attribute after it only names `$attic_value`, which
+/// macro_rules needs inside the optional group that repeats on it.
 macro_rules! record_table {
     (
         $(#[$enum_meta:meta])*

@@ -254,3 +254,93 @@ impl Ctx<'_> {
         })
     }
 }
+
+/// A point-to-point MPI event as both readers name and show it.
+pub(crate) struct MpiMessage {
+    pub(crate) print_kind: &'static str,
+    pub(crate) python_kind: &'static str,
+    /// `Receiver` or `Sender`, and the python field of that rank.
+    pub(crate) role: &'static str,
+    pub(crate) peer_key: &'static str,
+    pub(crate) peer: u32,
+    pub(crate) communicator: u32,
+    pub(crate) tag: u32,
+    pub(crate) length: u64,
+    /// The non-blocking ones' request id.
+    pub(crate) request: Option<u64>,
+}
+
+pub(crate) fn mpi_message(event: &Event) -> Option<MpiMessage> {
+    use Event as E;
+    let ((print_kind, python_kind), (role, peer_key), request) = match *event {
+        E::MpiSend { .. } => (("MPI_SEND", "MpiSend"), ("Receiver", "receiver"), None),
+        E::MpiIsend { request_id, .. } => (
+            ("MPI_ISEND", "MpiIsend"),
+            ("Receiver", "receiver"),
+            Some(request_id),
+        ),
+        E::MpiRecv { .. } => (("MPI_RECV", "MpiRecv"), ("Sender", "sender"), None),
+        E::MpiIrecv { request_id, .. } => (
+            ("MPI_IRECV", "MpiIrecv"),
+            ("Sender", "sender"),
+            Some(request_id),
+        ),
+        _ => return None,
+    };
+    let (peer, communicator, tag, length) = match *event {
+        E::MpiSend {
+            receiver: peer,
+            communicator,
+            msg_tag,
+            msg_length,
+        }
+        | E::MpiIsend {
+            receiver: peer,
+            communicator,
+            msg_tag,
+            msg_length,
+            ..
+        }
+        | E::MpiRecv {
+            sender: peer,
+            communicator,
+            msg_tag,
+            msg_length,
+        }
+        | E::MpiIrecv {
+            sender: peer,
+            communicator,
+            msg_tag,
+            msg_length,
+            ..
+        } => (peer, communicator, msg_tag, msg_length),
+        _ => unreachable!(),
+    };
+    Some(MpiMessage {
+        print_kind,
+        python_kind,
+        role,
+        peer_key,
+        peer,
+        communicator,
+        tag,
+        length,
+        request,
+    })
+}
+
+/// The MPI events that carry only a request id: their `otf2-print` and python names, the id.
+pub(crate) fn mpi_request(event: &Event) -> Option<(&'static str, &'static str, u64)> {
+    use Event as E;
+    Some(match *event {
+        E::MpiIsendComplete { request_id } => {
+            ("MPI_ISEND_COMPLETE", "MpiIsendComplete", request_id)
+        }
+        E::MpiIrecvRequest { request_id } => ("MPI_IRECV_REQUEST", "MpiIrecvRequest", request_id),
+        E::MpiRequestTest { request_id } => ("MPI_REQUEST_TEST", "MpiRequestTest", request_id),
+        E::MpiRequestCancelled { request_id } => {
+            ("MPI_REQUEST_CANCELLED", "MpiRequestCancelled", request_id)
+        }
+        _ => return None,
+    })
+}

@@ -32,16 +32,23 @@ impl Ctx<'_> {
                 ),
             )
         };
-        let peer = |kind, role: &str, rank: u32, comm: u32, tag: u32, length: u64| {
-            (
-                kind,
-                format!(
-                    "{role}: {}, Communicator: {}, Tag: {tag}, Length: {length}",
-                    self.p_rank(location, comm, rank),
-                    self.p_ref(Type::COMM, comm as u64)
-                ),
-            )
-        };
+        if let Some(m) = mpi_message(event) {
+            let request = m
+                .request
+                .map_or(String::new(), |r| format!(", Request: {r}"));
+            let rest = format!(
+                "{}: {}, Communicator: {}, Tag: {}, Length: {}{request}",
+                m.role,
+                self.p_rank(location, m.communicator, m.peer),
+                self.p_ref(Type::COMM, m.communicator as u64),
+                m.tag,
+                m.length
+            );
+            return (m.print_kind, rest);
+        }
+        if let Some((kind, _, request_id)) = mpi_request(event) {
+            return (kind, format!("Request: {request_id}"));
+        }
         match event {
             E::BufferFlush { stop_time } => ("BUFFER_FLUSH", format!("Stop Time: {stop_time}")),
             E::MeasurementOnOff { mode } => ("MEASUREMENT_ON_OFF", format!("Mode: {}", en(*mode))),
@@ -167,78 +174,6 @@ impl Ctx<'_> {
                     format!("Exit status: {exit_status}")
                 },
             ),
-            E::MpiSend {
-                receiver,
-                communicator,
-                msg_tag,
-                msg_length,
-            } => peer(
-                "MPI_SEND",
-                "Receiver",
-                *receiver,
-                *communicator,
-                *msg_tag,
-                *msg_length,
-            ),
-            E::MpiRecv {
-                sender,
-                communicator,
-                msg_tag,
-                msg_length,
-            } => peer(
-                "MPI_RECV",
-                "Sender",
-                *sender,
-                *communicator,
-                *msg_tag,
-                *msg_length,
-            ),
-            E::MpiIsend {
-                receiver,
-                communicator,
-                msg_tag,
-                msg_length,
-                request_id,
-            } => {
-                let (kind, rest) = peer(
-                    "MPI_ISEND",
-                    "Receiver",
-                    *receiver,
-                    *communicator,
-                    *msg_tag,
-                    *msg_length,
-                );
-                (kind, format!("{rest}, Request: {request_id}"))
-            }
-            E::MpiIrecv {
-                sender,
-                communicator,
-                msg_tag,
-                msg_length,
-                request_id,
-            } => {
-                let (kind, rest) = peer(
-                    "MPI_IRECV",
-                    "Sender",
-                    *sender,
-                    *communicator,
-                    *msg_tag,
-                    *msg_length,
-                );
-                (kind, format!("{rest}, Request: {request_id}"))
-            }
-            E::MpiIsendComplete { request_id } => {
-                ("MPI_ISEND_COMPLETE", format!("Request: {request_id}"))
-            }
-            E::MpiIrecvRequest { request_id } => {
-                ("MPI_IRECV_REQUEST", format!("Request: {request_id}"))
-            }
-            E::MpiRequestTest { request_id } => {
-                ("MPI_REQUEST_TEST", format!("Request: {request_id}"))
-            }
-            E::MpiRequestCancelled { request_id } => {
-                ("MPI_REQUEST_CANCELLED", format!("Request: {request_id}"))
-            }
             E::MpiCollectiveBegin {} => ("MPI_COLLECTIVE_BEGIN", String::new()),
             E::MpiCollectiveEnd {
                 collective_op,
@@ -261,6 +196,14 @@ impl Ctx<'_> {
                     }
                 ),
             ),
+            E::MpiSend { .. }
+            | E::MpiIsend { .. }
+            | E::MpiRecv { .. }
+            | E::MpiIrecv { .. }
+            | E::MpiIsendComplete { .. }
+            | E::MpiIrecvRequest { .. }
+            | E::MpiRequestTest { .. }
+            | E::MpiRequestCancelled { .. } => unreachable!("shown above"),
             E::Unknown { .. } => panic!("not written"),
         }
     }

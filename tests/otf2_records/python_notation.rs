@@ -403,207 +403,162 @@ impl Ctx<'_> {
                 ("acquisition_order", ji(*order)),
             ]
         };
-        let (kind, mut fields): (&str, Vec<(&str, Json)>) = match event {
-            E::BufferFlush { stop_time } => ("BufferFlush", vec![("stop_time", ji(*stop_time))]),
-            E::MeasurementOnOff { mode } => (
-                "MeasurementOnOff",
-                vec![("measurement_mode", js(&en(*mode)))],
-            ),
-            E::Enter { region } => ("Enter", vec![("region", ji(*region))]),
-            E::Leave { region } => ("Leave", vec![("region", ji(*region))]),
-            E::Metric { metric, values } => {
-                // The binding decodes the values with the members' value types.
-                let values = self
-                    .metric_members(*metric)
-                    .iter()
-                    .zip(values)
-                    .map(|(&m, v)| {
-                        let t = self.member_name_and_type(m).1;
-                        let value = match t {
-                            Type::UINT64 => ji(v.raw),
-                            Type::INT64 => ji(v.raw as i64),
-                            Type::DOUBLE => jf(f64::from_bits(v.raw)),
-                            t => panic!("metric value type {t:?}"),
-                        };
-                        Json::Arr(vec![js(&en(t)), value])
-                    })
-                    .collect();
-                (
-                    "Metric",
-                    vec![("metric", ji(*metric)), ("values", Json::Arr(values))],
-                )
-            }
-            E::ParameterString { parameter, string } => (
-                "ParameterString",
-                vec![
-                    ("parameter", ji(*parameter)),
-                    ("string", self.py_str(*string)),
-                ],
-            ),
-            E::ParameterInt { parameter, value } => (
-                "ParameterInt",
-                vec![("parameter", ji(*parameter)), ("value", ji(*value))],
-            ),
-            E::ParameterUnsignedInt { parameter, value } => (
-                "ParameterUnsignedInt",
-                vec![("parameter", ji(*parameter)), ("value", ji(*value))],
-            ),
-            E::ThreadFork {
-                model: m,
-                number_of_requested_threads,
-            } => (
-                "ThreadFork",
-                vec![
-                    ("model", model(m)),
+        let mpi = mpi_message(event).map(|m| {
+            let mut fields = vec![
+                (m.peer_key, ji(m.peer)),
+                ("communicator", ji(m.communicator)),
+                ("msg_tag", ji(m.tag)),
+                ("msg_length", ji(m.length)),
+            ];
+            fields.extend(m.request.map(|r| ("request_id", ji(r))));
+            (m.python_kind, fields)
+        });
+        let mpi = mpi
+            .or_else(|| mpi_request(event).map(|(_, kind, r)| (kind, vec![("request_id", ji(r))])));
+        let (kind, mut fields): (&str, Vec<(&str, Json)>) = match mpi {
+            Some(shown) => shown,
+            None => match event {
+                E::BufferFlush { stop_time } => {
+                    ("BufferFlush", vec![("stop_time", ji(*stop_time))])
+                }
+                E::MeasurementOnOff { mode } => (
+                    "MeasurementOnOff",
+                    vec![("measurement_mode", js(&en(*mode)))],
+                ),
+                E::Enter { region } => ("Enter", vec![("region", ji(*region))]),
+                E::Leave { region } => ("Leave", vec![("region", ji(*region))]),
+                E::Metric { metric, values } => {
+                    // The binding decodes the values with the members' value types.
+                    let values = self
+                        .metric_members(*metric)
+                        .iter()
+                        .zip(values)
+                        .map(|(&m, v)| {
+                            let t = self.member_name_and_type(m).1;
+                            let value = match t {
+                                Type::UINT64 => ji(v.raw),
+                                Type::INT64 => ji(v.raw as i64),
+                                Type::DOUBLE => jf(f64::from_bits(v.raw)),
+                                t => panic!("metric value type {t:?}"),
+                            };
+                            Json::Arr(vec![js(&en(t)), value])
+                        })
+                        .collect();
                     (
-                        "number_of_requested_threads",
-                        ji(*number_of_requested_threads),
-                    ),
-                ],
-            ),
-            E::ThreadJoin { model: m } => ("ThreadJoin", vec![("model", model(m))]),
-            E::ThreadTeamBegin { team } => ("ThreadTeamBegin", vec![("thread_team", ji(*team))]),
-            E::ThreadTeamEnd { team } => ("ThreadTeamEnd", vec![("thread_team", ji(*team))]),
-            E::ThreadAcquireLock {
-                model: m,
-                lock_id,
-                acquisition_order,
-            } => ("ThreadAcquireLock", lock(m, lock_id, acquisition_order)),
-            E::ThreadReleaseLock {
-                model: m,
-                lock_id,
-                acquisition_order,
-            } => ("ThreadReleaseLock", lock(m, lock_id, acquisition_order)),
-            E::ThreadTaskCreate {
-                team,
-                creating_thread,
-                generation_number,
-            } => (
-                "ThreadTaskCreate",
-                task(team, creating_thread, generation_number),
-            ),
-            E::ThreadTaskSwitch {
-                team,
-                creating_thread,
-                generation_number,
-            } => (
-                "ThreadTaskSwitch",
-                task(team, creating_thread, generation_number),
-            ),
-            E::ThreadTaskComplete {
-                team,
-                creating_thread,
-                generation_number,
-            } => (
-                "ThreadTaskComplete",
-                task(team, creating_thread, generation_number),
-            ),
-            E::ProgramBegin {
-                program_name,
-                arguments,
-            } => (
-                "ProgramBegin",
-                vec![
-                    ("program_name", self.py_str(*program_name)),
-                    (
-                        "program_arguments",
-                        Json::Arr(arguments.iter().map(|&a| self.py_str(a)).collect()),
-                    ),
-                ],
-            ),
-            E::ProgramEnd { exit_status } => {
-                ("ProgramEnd", vec![("exit_status", ji(*exit_status))])
-            }
-            E::MpiSend {
-                receiver,
-                communicator,
-                msg_tag,
-                msg_length,
-            } => (
-                "MpiSend",
-                vec![
-                    ("receiver", ji(*receiver)),
-                    ("communicator", ji(*communicator)),
-                    ("msg_tag", ji(*msg_tag)),
-                    ("msg_length", ji(*msg_length)),
-                ],
-            ),
-            E::MpiIsend {
-                receiver,
-                communicator,
-                msg_tag,
-                msg_length,
-                request_id,
-            } => (
-                "MpiIsend",
-                vec![
-                    ("receiver", ji(*receiver)),
-                    ("communicator", ji(*communicator)),
-                    ("msg_tag", ji(*msg_tag)),
-                    ("msg_length", ji(*msg_length)),
-                    ("request_id", ji(*request_id)),
-                ],
-            ),
-            E::MpiRecv {
-                sender,
-                communicator,
-                msg_tag,
-                msg_length,
-            } => (
-                "MpiRecv",
-                vec![
-                    ("sender", ji(*sender)),
-                    ("communicator", ji(*communicator)),
-                    ("msg_tag", ji(*msg_tag)),
-                    ("msg_length", ji(*msg_length)),
-                ],
-            ),
-            E::MpiIrecv {
-                sender,
-                communicator,
-                msg_tag,
-                msg_length,
-                request_id,
-            } => (
-                "MpiIrecv",
-                vec![
-                    ("sender", ji(*sender)),
-                    ("communicator", ji(*communicator)),
-                    ("msg_tag", ji(*msg_tag)),
-                    ("msg_length", ji(*msg_length)),
-                    ("request_id", ji(*request_id)),
-                ],
-            ),
-            E::MpiIsendComplete { request_id } => {
-                ("MpiIsendComplete", vec![("request_id", ji(*request_id))])
-            }
-            E::MpiIrecvRequest { request_id } => {
-                ("MpiIrecvRequest", vec![("request_id", ji(*request_id))])
-            }
-            E::MpiRequestTest { request_id } => {
-                ("MpiRequestTest", vec![("request_id", ji(*request_id))])
-            }
-            E::MpiRequestCancelled { request_id } => {
-                ("MpiRequestCancelled", vec![("request_id", ji(*request_id))])
-            }
-            E::MpiCollectiveBegin {} => ("MpiCollectiveBegin", vec![]),
-            E::MpiCollectiveEnd {
-                collective_op,
-                communicator,
-                root,
-                size_sent,
-                size_received,
-            } => (
-                "MpiCollectiveEnd",
-                vec![
-                    ("collective_op", js(&en(*collective_op))),
-                    ("communicator", ji(*communicator)),
-                    ("root", ji(*root)),
-                    ("size_sent", ji(*size_sent)),
-                    ("size_received", ji(*size_received)),
-                ],
-            ),
-            E::Unknown { .. } => panic!("not written"),
+                        "Metric",
+                        vec![("metric", ji(*metric)), ("values", Json::Arr(values))],
+                    )
+                }
+                E::ParameterString { parameter, string } => (
+                    "ParameterString",
+                    vec![
+                        ("parameter", ji(*parameter)),
+                        ("string", self.py_str(*string)),
+                    ],
+                ),
+                E::ParameterInt { parameter, value } => (
+                    "ParameterInt",
+                    vec![("parameter", ji(*parameter)), ("value", ji(*value))],
+                ),
+                E::ParameterUnsignedInt { parameter, value } => (
+                    "ParameterUnsignedInt",
+                    vec![("parameter", ji(*parameter)), ("value", ji(*value))],
+                ),
+                E::ThreadFork {
+                    model: m,
+                    number_of_requested_threads,
+                } => (
+                    "ThreadFork",
+                    vec![
+                        ("model", model(m)),
+                        (
+                            "number_of_requested_threads",
+                            ji(*number_of_requested_threads),
+                        ),
+                    ],
+                ),
+                E::ThreadJoin { model: m } => ("ThreadJoin", vec![("model", model(m))]),
+                E::ThreadTeamBegin { team } => {
+                    ("ThreadTeamBegin", vec![("thread_team", ji(*team))])
+                }
+                E::ThreadTeamEnd { team } => ("ThreadTeamEnd", vec![("thread_team", ji(*team))]),
+                E::ThreadAcquireLock {
+                    model: m,
+                    lock_id,
+                    acquisition_order,
+                } => ("ThreadAcquireLock", lock(m, lock_id, acquisition_order)),
+                E::ThreadReleaseLock {
+                    model: m,
+                    lock_id,
+                    acquisition_order,
+                } => ("ThreadReleaseLock", lock(m, lock_id, acquisition_order)),
+                E::ThreadTaskCreate {
+                    team,
+                    creating_thread,
+                    generation_number,
+                } => (
+                    "ThreadTaskCreate",
+                    task(team, creating_thread, generation_number),
+                ),
+                E::ThreadTaskSwitch {
+                    team,
+                    creating_thread,
+                    generation_number,
+                } => (
+                    "ThreadTaskSwitch",
+                    task(team, creating_thread, generation_number),
+                ),
+                E::ThreadTaskComplete {
+                    team,
+                    creating_thread,
+                    generation_number,
+                } => (
+                    "ThreadTaskComplete",
+                    task(team, creating_thread, generation_number),
+                ),
+                E::ProgramBegin {
+                    program_name,
+                    arguments,
+                } => (
+                    "ProgramBegin",
+                    vec![
+                        ("program_name", self.py_str(*program_name)),
+                        (
+                            "program_arguments",
+                            Json::Arr(arguments.iter().map(|&a| self.py_str(a)).collect()),
+                        ),
+                    ],
+                ),
+                E::ProgramEnd { exit_status } => {
+                    ("ProgramEnd", vec![("exit_status", ji(*exit_status))])
+                }
+                E::MpiSend { .. }
+                | E::MpiIsend { .. }
+                | E::MpiRecv { .. }
+                | E::MpiIrecv { .. }
+                | E::MpiIsendComplete { .. }
+                | E::MpiIrecvRequest { .. }
+                | E::MpiRequestTest { .. }
+                | E::MpiRequestCancelled { .. } => unreachable!("shown above"),
+                E::MpiCollectiveBegin {} => ("MpiCollectiveBegin", vec![]),
+                E::MpiCollectiveEnd {
+                    collective_op,
+                    communicator,
+                    root,
+                    size_sent,
+                    size_received,
+                } => (
+                    "MpiCollectiveEnd",
+                    vec![
+                        ("collective_op", js(&en(*collective_op))),
+                        ("communicator", ji(*communicator)),
+                        ("root", ji(*root)),
+                        ("size_sent", ji(*size_sent)),
+                        ("size_received", ji(*size_received)),
+                    ],
+                ),
+                E::Unknown { .. } => panic!("not written"),
+            },
         };
         let attributes = attributes
             .iter()
