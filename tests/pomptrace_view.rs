@@ -203,11 +203,11 @@ fn the_view_of_the_main_jobs_trace_renders_in_headless_chromium() {
     }
 }
 
-/// 2 threads × 210 000 short visits inside one parallel region each: more than the page draws
+/// 2 threads × 260 000 short visits inside one parallel region each: more than the page draws
 /// exactly, so it aggregates, says so, and the page stays small and renders.
 #[test]
 fn a_big_trace_is_aggregated_and_still_renders() {
-    const VISITS: u64 = 210_000;
+    const VISITS: u64 = 260_000;
     let scratch = Scratch::new("view-big");
     let archive = ArchiveWriter::create(&scratch.path, "traces", ArchiveConfig::default()).unwrap();
     let mut counts = Vec::new();
