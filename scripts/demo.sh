@@ -24,5 +24,7 @@ OMP_NUM_THREADS=4 POMPTRACE_EXPERIMENT_DIRECTORY="$build/trace" "$build/jacobi" 
 echo
 echo "== what the trace says"
 "$lib/pomptrace" summary "$build/trace/traces.otf2"
+"$lib/pomptrace" view "$build/trace/traces.otf2" -o "$build/trace/traces.html"
 echo
 echo "Trace: $build/trace/traces.otf2 (open it with Vampir, or: otf2-print $build/trace/traces.otf2)"
+echo "Timeline and profile: $build/trace/traces.html (open it in a browser)"

@@ -1,8 +1,9 @@
 //! `pomptrace view` rendered in headless Chromium (Debian's `chromium`, installed by
 //! scripts/setup.sh): the page of the main job's trace draws coloured bars in every lane (checked
 //! on the pixels of a screenshot), its own self-check (written into the DOM, read with
-//! `--dump-dom`) reports one lane per location, the regions it drew and that zooming narrows
-//! the visible interval; the file references nothing on the network. A trace with more visits
+//! `--dump-dom`) reports one lane per location, the regions it drew, that zooming narrows the
+//! visible interval, that a profile row highlights its bars and that columns sort; the file
+//! references nothing on the network. A trace with more visits
 //! than the page draws exactly is aggregated, says so, and still renders.
 //!
 //! With POMPTRACE_VIEW_SCREENSHOT=FILE the jacobi screenshot is also copied to FILE (this is how
@@ -177,6 +178,11 @@ fn the_view_of_the_main_jobs_trace_renders_in_headless_chromium() {
         span(after) < span(before) * 0.9,
         "zoom narrows the interval: {check}"
     );
+    // A click on the first profile row (the region with the most exclusive time) outlined its
+    // bars; sorting by visits ordered the rows.
+    assert!(check["highlightedBars"].as_u64().unwrap() > 0, "{check}");
+    assert_eq!(check["highlightCleared"], true, "{check}");
+    assert_eq!(check["sortedByVisits"], true, "{check}");
     // The header and the profile table were filled in.
     assert!(dom.contains("threads waited"), "headline");
     assert!(dom.contains("!$omp for @jacobi.c:56"), "profile row");
@@ -203,11 +209,11 @@ fn the_view_of_the_main_jobs_trace_renders_in_headless_chromium() {
     }
 }
 
-/// 2 threads × 210 000 short visits inside one parallel region each: more than the page draws
+/// 2 threads × 260 000 short visits inside one parallel region each: more than the page draws
 /// exactly, so it aggregates, says so, and the page stays small and renders.
 #[test]
 fn a_big_trace_is_aggregated_and_still_renders() {
-    const VISITS: u64 = 210_000;
+    const VISITS: u64 = 260_000;
     let scratch = Scratch::new("view-big");
     let archive = ArchiveWriter::create(&scratch.path, "traces", ArchiveConfig::default()).unwrap();
     let mut counts = Vec::new();
@@ -312,4 +318,67 @@ fn view_errors() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).starts_with("pomptrace: "));
+}
+
+/// The data of the page: the JSON object the script starts from.
+fn page_data(html: &Path) -> serde_json::Value {
+    let page = std::fs::read_to_string(html).unwrap();
+    let start = page.find("const TRACE = ").unwrap() + "const TRACE = ".len();
+    let end = start + page[start..].find(";\n").unwrap();
+    serde_json::from_str(&page[start..end].replace("<\\/", "</")).unwrap()
+}
+
+/// Nested teams: the inner teams' threads (`OMP thread 1:2`) are lanes right under the thread
+/// that forked them, indented one level; one lane per location, all in one process group.
+#[test]
+fn nested_team_lanes_follow_the_thread_tree() {
+    let scratch = Scratch::new("view-nested");
+    let instrumented = support::pomp2::instrument("nested_2x3.c", &scratch.path, &[]);
+    let exe = support::pomp2::Build::c(&scratch.path).executable(&[instrumented], "nested");
+    let anchor =
+        support::pomp2::run_traced(&exe, 2, "trace", &[("OMP_MAX_ACTIVE_LEVELS", "2")]).anchor();
+    let reference = View::read(&anchor);
+    let html = scratch.join("nested.html");
+    view(&anchor, &html);
+    let data = page_data(&html);
+    let lanes: Vec<(String, u64)> = data["lanes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["name"].as_str().unwrap().to_string(),
+                l["nesting"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let mut names: Vec<&String> = reference.locations.values().map(|(n, _)| n).collect();
+    names.sort();
+    let mut lane_names: Vec<&String> = lanes.iter().map(|(n, _)| n).collect();
+    lane_names.sort();
+    assert_eq!(lane_names, names, "one lane per location");
+    let order: Vec<&str> = lanes.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        order,
+        [
+            "Master thread",
+            "OMP thread 0:1",
+            "OMP thread 0:2",
+            "OMP thread 1",
+            "OMP thread 1:1",
+            "OMP thread 1:2"
+        ],
+        "{lanes:?}"
+    );
+    for (name, nesting) in &lanes {
+        assert_eq!(*nesting, u64::from(name.contains(':')), "{name}");
+    }
+    let groups: std::collections::BTreeSet<&str> = data["lanes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["group"].as_str().unwrap())
+        .collect();
+    assert_eq!(groups.len(), 1, "{groups:?}");
+    assert!(groups.iter().next().unwrap().starts_with("Process ("));
 }

@@ -4,6 +4,7 @@
 //! flow events from a task's creation to where it runs. Written while the events are read
 //! (visits in the order they end; the viewers sort), so memory does not grow with the trace.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -124,6 +125,7 @@ fn write_chrome_json(
         tid: 0,
         events: 0,
         error: None,
+        region_json: HashMap::new(),
     };
     let mut groups: Vec<&str> = Vec::new();
     for (index, location) in defs.locations.iter().enumerate() {
@@ -160,6 +162,8 @@ struct EventWriter<'a> {
     events: u64,
     /// The first write error; the walk's sink methods cannot return it.
     error: Option<std::io::Error>,
+    /// Per region, the JSON of a complete event before and after its times (escaped once).
+    region_json: HashMap<u32, (String, String)>,
 }
 
 impl EventWriter<'_> {
@@ -208,26 +212,31 @@ impl EventWriter<'_> {
 
 impl VisitSink for EventWriter<'_> {
     fn visit(&mut self, visit: Visit) {
-        let (name, kind, position) = match self.defs.region(visit.region) {
-            Some(info) => (
-                info.name.clone(),
-                info.kind.label(),
-                (!info.file.is_empty()).then(|| format!("{}:{}", info.file, info.line)),
-            ),
-            None => (self.defs.region_name(visit.region), "other", None),
-        };
-        let args = position
-            .map(|p| format!(",\"args\":{{\"source\":{}}}", json_string(&p)))
-            .unwrap_or_default();
-        let duration = self
-            .defs
-            .duration_seconds(u128::from(visit.end - visit.start))
-            * 1e6;
+        let defs = self.defs;
+        let (head, tail) = self.region_json.entry(visit.region).or_insert_with(|| {
+            let (name, kind, position) = match defs.region(visit.region) {
+                Some(info) => (
+                    info.name.clone(),
+                    info.kind.label(),
+                    (!info.file.is_empty()).then(|| format!("{}:{}", info.file, info.line)),
+                ),
+                None => (defs.region_name(visit.region), "other", None),
+            };
+            let args = position
+                .map(|p| format!(",\"args\":{{\"source\":{}}}", json_string(&p)))
+                .unwrap_or_default();
+            (
+                format!(
+                    "{{\"name\":{},\"cat\":\"{kind}\",\"ph\":\"X\"",
+                    json_string(&name)
+                ),
+                format!("{args}}}"),
+            )
+        });
+        let duration = defs.duration_seconds(u128::from(visit.end - visit.start)) * 1e6;
         let json = format!(
-            "{{\"name\":{},\"cat\":\"{kind}\",\"ph\":\"X\",\"ts\":{},\"dur\":{duration:.3},\
-             \"pid\":{},\"tid\":{}{args}}}",
-            json_string(&name),
-            self.micros(visit.start),
+            "{head},\"ts\":{:.3},\"dur\":{duration:.3},\"pid\":{},\"tid\":{}{tail}",
+            defs.seconds(visit.start) * 1e6,
             self.pid,
             self.tid
         );

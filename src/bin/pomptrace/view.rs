@@ -3,10 +3,12 @@
 //! and a sortable profile table. The page (`view_page.html`) carries its script and style
 //! inline and the trace as one JSON object; nothing is loaded from anywhere.
 //!
-//! Big traces: when the trace has more visits than `BAR_BUDGET`, visits shorter than one time
+//! Big traces: when the trace has more visits than `ITEM_BUDGET`, visits shorter than one time
 //! bucket are summed per (lane, depth, bucket) into cells drawn as one bar of the bucket's
-//! dominant kind, whose height shows how busy the bucket was; longer visits stay exact. The
-//! page says so. This bounds the file and the drawing work whatever the number of events.
+//! dominant kind, whose height shows how busy the bucket was; longer visits stay exact. Each
+//! lane starts with fine buckets and doubles their width whenever it holds more than its share
+//! of the budget, so busy lanes get the finest detail the budget allows. The page says so.
+//! This bounds the file and the drawing work whatever the number of events.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -19,12 +21,10 @@ use crate::region_visits::{walk, Mark, MarkKind, NestingDamage, Visit, VisitSink
 use crate::trace_definitions::{self, ConstructKind, TraceDefinitions};
 use crate::Failure;
 
-/// Exact bars written at most (about 25 bytes each in the page).
-const BAR_BUDGET: u64 = 400_000;
+/// Bars and cells written at most (about 25 and 40 bytes each in the page).
+const ITEM_BUDGET: u64 = 500_000;
 /// Marks written at most before they are thinned to one per lane, kind and bucket.
 const MARK_BUDGET: u64 = 200_000;
-/// Nesting depth assumed when sizing buckets (a parallel region and what it encloses).
-const EXPECTED_DEPTH: u64 = 2;
 
 const PAGE: &str = include_str!("view_page.html");
 const DATA_PLACEHOLDER: &str = "/*TRACE_DATA*/null";
@@ -74,13 +74,13 @@ pub fn run(args: &ViewArgs) -> Result<(), Failure> {
     for note in defs.notes.iter().chain(&profile.damage.warnings()) {
         eprintln!("pomptrace: warning: {note}");
     }
-    let bars: usize = lanes.iter().map(|l| l.bars.len() / 4).sum();
-    let cells: usize = lanes.iter().map(|l| l.cells.len() / 6).sum();
+    let bars: usize = lanes.iter().map(|l| l.bars.len()).sum();
+    let cells: usize = lanes.iter().map(|l| l.cells.len()).sum();
     eprintln!(
         "pomptrace: wrote {} ({} lanes, {bars} bars{})",
         output.display(),
         lanes.len(),
-        if detail.bucket > 0 {
+        if detail.aggregated {
             format!(", {cells} aggregated cells")
         } else {
             String::new()
@@ -91,8 +91,13 @@ pub fn run(args: &ViewArgs) -> Result<(), Failure> {
 
 /// How much detail the page gets.
 struct Detail {
-    /// Bucket width in ticks; 0: every visit is drawn exactly.
-    bucket: u64,
+    /// Whether short visits are summed into cells (the trace has more visits than
+    /// `ITEM_BUDGET`).
+    aggregated: bool,
+    /// Bars and cells each lane may keep; a lane over it doubles its bucket width.
+    items_per_lane: usize,
+    /// The first bucket width in ticks, finer than the budget allows on a busy lane.
+    first_bucket: u64,
     /// Whether marks are thinned to one per lane, kind and bucket.
     thin_marks: bool,
     origin: u64,
@@ -102,16 +107,14 @@ struct Detail {
 impl Detail {
     fn for_trace(defs: &TraceDefinitions) -> Self {
         let events = defs.total_events();
-        let visits = events / 2;
         let lanes = defs.locations.len().max(1) as u64;
-        let bucket = if visits <= BAR_BUDGET {
-            0
-        } else {
-            (defs.trace_length.saturating_mul(lanes * EXPECTED_DEPTH) / BAR_BUDGET).max(1)
-        };
+        let aggregated = events / 2 > ITEM_BUDGET;
+        let items_per_lane = (ITEM_BUDGET / lanes).max(1000);
         Self {
-            bucket,
-            thin_marks: bucket > 0 && events / 4 > MARK_BUDGET,
+            aggregated,
+            items_per_lane: items_per_lane as usize,
+            first_bucket: (defs.trace_length / (4 * items_per_lane)).max(1),
+            thin_marks: aggregated && events / 4 > MARK_BUDGET,
             origin: defs.origin,
             ticks_per_ns: defs.ticks_per_second / 1e9,
         }
@@ -126,21 +129,50 @@ impl Detail {
     }
 }
 
-/// Visits shorter than a bucket, summed.
+/// Visits shorter than a bucket on one depth of a lane, summed.
 #[derive(Clone)]
 struct Cell {
+    depth: usize,
+    /// Index of the bucket: it starts at origin + bucket × the lane's bucket width.
     bucket: u64,
     count: u64,
     busy_by_kind: [u64; ConstructKind::ALL.len()],
 }
 
-/// One lane of the page, in the flat number arrays the page reads.
+impl Cell {
+    fn new(depth: usize, bucket: u64) -> Self {
+        Self {
+            depth,
+            bucket,
+            count: 0,
+            busy_by_kind: [0; ConstructKind::ALL.len()],
+        }
+    }
+
+    fn add(&mut self, other: &Cell) {
+        self.count += other.count;
+        for (mine, theirs) in self.busy_by_kind.iter_mut().zip(other.busy_by_kind) {
+            *mine += theirs;
+        }
+    }
+}
+
+/// One visit drawn as it is (ticks).
+#[derive(Clone, Copy)]
+struct Bar {
+    start: u64,
+    duration: u64,
+    region: u32,
+    depth: usize,
+}
+
+/// One lane of the page.
 #[derive(Default)]
 struct Lane {
-    /// start ns, duration ns, region id, depth
-    bars: Vec<u64>,
-    /// start ns, width ns, kind index, depth, visits, busy ns
-    cells: Vec<u64>,
+    bars: Vec<Bar>,
+    cells: Vec<Cell>,
+    /// Bucket width of the cells in ticks (0 while nothing is aggregated).
+    bucket: u64,
     /// time ns, mark kind index, id
     marks: Vec<u64>,
     max_depth: usize,
@@ -161,77 +193,106 @@ impl<'a> LaneSink<'a> {
         Self {
             defs,
             detail,
-            lane: Lane::default(),
+            lane: Lane {
+                bucket: if detail.aggregated {
+                    detail.first_bucket
+                } else {
+                    0
+                },
+                ..Lane::default()
+            },
             open_cells: Vec::new(),
             last_mark_bucket: HashMap::new(),
         }
     }
 
-    fn flush_cell(&mut self, depth: usize) {
-        let Some(cell) = self.open_cells.get_mut(depth).and_then(Option::take) else {
-            return;
-        };
-        let (kind, _) = cell
-            .busy_by_kind
-            .iter()
-            .enumerate()
-            .max_by_key(|(_, busy)| **busy)
-            .unwrap_or((0, &0));
-        let busy: u64 = cell.busy_by_kind.iter().sum();
-        let start = self.detail.origin + cell.bucket * self.detail.bucket;
-        self.lane.cells.extend([
-            self.detail.ns(start),
-            self.detail.ns_duration(self.detail.bucket),
-            kind as u64,
-            depth as u64,
-            cell.count,
-            self.detail.ns_duration(busy),
-        ]);
+    fn kind_of(&self, region: u32) -> usize {
+        kind_index(
+            self.defs
+                .region(region)
+                .map_or(ConstructKind::Other, |r| r.kind),
+        )
+    }
+
+    fn close_open_cells(&mut self) {
+        let open = std::mem::take(&mut self.open_cells);
+        self.lane.cells.extend(open.into_iter().flatten());
+    }
+
+    /// Doubles the bucket width until the lane is within its budget: bars now shorter than a
+    /// bucket become cells, cells of neighbouring buckets merge.
+    fn coarsen(&mut self) {
+        self.close_open_cells();
+        while self.lane.bars.len() + self.lane.cells.len() > self.detail.items_per_lane {
+            let width = self.lane.bucket * 2;
+            self.lane.bucket = width;
+            for cell in &mut self.lane.cells {
+                cell.bucket /= 2;
+            }
+            let origin = self.detail.origin;
+            let (keep, fold): (Vec<Bar>, Vec<Bar>) = std::mem::take(&mut self.lane.bars)
+                .into_iter()
+                .partition(|bar| bar.duration >= width);
+            self.lane.bars = keep;
+            for bar in fold {
+                let mut cell = Cell::new(bar.depth, bar.start.saturating_sub(origin) / width);
+                cell.count = 1;
+                cell.busy_by_kind[self.kind_of(bar.region)] = bar.duration;
+                self.lane.cells.push(cell);
+            }
+            merge_cells(&mut self.lane.cells);
+        }
     }
 
     fn finish(mut self) -> Lane {
-        for depth in 0..self.open_cells.len() {
-            self.flush_cell(depth);
-        }
+        self.close_open_cells();
+        merge_cells(&mut self.lane.cells);
         self.lane
     }
+}
+
+/// Sorts cells by depth and bucket and sums those of the same bucket.
+fn merge_cells(cells: &mut Vec<Cell>) {
+    cells.sort_by_key(|c| (c.depth, c.bucket));
+    let mut merged: Vec<Cell> = Vec::with_capacity(cells.len());
+    for cell in cells.drain(..) {
+        match merged.last_mut() {
+            Some(last) if last.depth == cell.depth && last.bucket == cell.bucket => last.add(&cell),
+            _ => merged.push(cell),
+        }
+    }
+    *cells = merged;
 }
 
 impl VisitSink for LaneSink<'_> {
     fn visit(&mut self, visit: Visit) {
         self.lane.max_depth = self.lane.max_depth.max(visit.depth);
         let duration = visit.end.saturating_sub(visit.start);
-        let bucket_width = self.detail.bucket;
-        if bucket_width == 0 || duration >= bucket_width {
-            self.lane.bars.extend([
-                self.detail.ns(visit.start),
-                self.detail.ns_duration(duration),
-                u64::from(visit.region),
-                visit.depth as u64,
-            ]);
-            return;
+        let width = self.lane.bucket;
+        if width == 0 || duration >= width {
+            self.lane.bars.push(Bar {
+                start: visit.start,
+                duration,
+                region: visit.region,
+                depth: visit.depth,
+            });
+        } else {
+            let bucket = visit.start.saturating_sub(self.detail.origin) / width;
+            if self.open_cells.len() <= visit.depth {
+                self.open_cells.resize(visit.depth + 1, None);
+            }
+            let slot = &mut self.open_cells[visit.depth];
+            if slot.as_ref().is_some_and(|c| c.bucket != bucket) {
+                self.lane.cells.extend(slot.take());
+            }
+            let kind = self.kind_of(visit.region);
+            let cell = self.open_cells[visit.depth].get_or_insert(Cell::new(visit.depth, bucket));
+            cell.count += 1;
+            cell.busy_by_kind[kind] += duration;
         }
-        let bucket = visit.start.saturating_sub(self.detail.origin) / bucket_width;
-        if self.open_cells.len() <= visit.depth {
-            self.open_cells.resize(visit.depth + 1, None);
+        if width > 0 && self.lane.bars.len() + self.lane.cells.len() > self.detail.items_per_lane {
+            self.coarsen();
         }
-        if self.open_cells[visit.depth]
-            .as_ref()
-            .is_some_and(|c| c.bucket != bucket)
-        {
-            self.flush_cell(visit.depth);
-        }
-        let kind = self
-            .defs
-            .region(visit.region)
-            .map_or(ConstructKind::Other, |r| r.kind);
-        let cell = self.open_cells[visit.depth].get_or_insert(Cell {
-            bucket,
-            count: 0,
-            busy_by_kind: [0; ConstructKind::ALL.len()],
-        });
-        cell.count += 1;
-        cell.busy_by_kind[kind_index(kind)] += duration;
     }
 
     fn mark(&mut self, mark: Mark) {
@@ -240,7 +301,7 @@ impl VisitSink for LaneSink<'_> {
             .position(|k| *k == mark.kind)
             .unwrap_or(0);
         if self.detail.thin_marks {
-            let bucket = mark.time.saturating_sub(self.detail.origin) / self.detail.bucket;
+            let bucket = mark.time.saturating_sub(self.detail.origin) / self.lane.bucket.max(1);
             if self.last_mark_bucket.insert(kind, bucket) == Some(bucket) {
                 return;
             }
@@ -248,6 +309,47 @@ impl VisitSink for LaneSink<'_> {
         self.lane
             .marks
             .extend([self.detail.ns(mark.time), kind as u64, mark.id]);
+    }
+}
+
+impl Lane {
+    /// start ns, duration ns, region id, depth
+    fn bar_numbers(&self, detail: &Detail) -> Vec<u64> {
+        self.bars
+            .iter()
+            .flat_map(|b| {
+                [
+                    detail.ns(b.start),
+                    detail.ns_duration(b.duration),
+                    u64::from(b.region),
+                    b.depth as u64,
+                ]
+            })
+            .collect()
+    }
+
+    /// start ns, width ns, dominant kind, depth, visits, busy ns
+    fn cell_numbers(&self, detail: &Detail) -> Vec<u64> {
+        self.cells
+            .iter()
+            .flat_map(|c| {
+                let (kind, _) = c
+                    .busy_by_kind
+                    .iter()
+                    .enumerate()
+                    .max_by_key(|(_, busy)| **busy)
+                    .unwrap_or((0, &0));
+                let busy: u64 = c.busy_by_kind.iter().sum();
+                [
+                    detail.ns(detail.origin + c.bucket * self.bucket),
+                    detail.ns_duration(self.bucket),
+                    kind as u64,
+                    c.depth as u64,
+                    c.count,
+                    detail.ns_duration(busy),
+                ]
+            })
+            .collect()
     }
 }
 
@@ -326,20 +428,23 @@ fn render_page(
                 "group": format!("{} ({})", location.group, location.system_tree),
                 "nesting": location.nesting,
                 "depth": lane.max_depth + 1,
-                "bars": lane.bars,
-                "cells": lane.cells,
+                "bars": lane.bar_numbers(detail),
+                "cells": lane.cell_numbers(detail),
                 "marks": lane.marks,
             })
         })
         .collect();
+    // The last event, or the end of the last (aggregated) cell if that is later.
     let end_ns = lanes
         .iter()
         .flat_map(|l| {
-            let bar_ends = l.bars.chunks(4).map(|b| b[0] + b[1]);
-            let cell_ends = l.cells.chunks(6).map(|c| c[0] + c[1]);
-            let mark_ends = l.marks.chunks(3).map(|m| m[0]);
-            bar_ends.chain(cell_ends).chain(mark_ends)
+            let cell_end = l
+                .cells
+                .iter()
+                .map(|c| detail.origin + (c.bucket + 1) * l.bucket);
+            cell_end.chain(profile.last_time)
         })
+        .map(|t| detail.ns(t))
         .max()
         .unwrap_or(0);
     let start_ns = profile.first_time.map_or(0, |t| detail.ns(t));
@@ -350,8 +455,9 @@ fn render_page(
         "events": profile.events,
         "start": start_ns,
         "end": end_ns.max(start_ns + 1),
-        "aggregated": detail.bucket > 0,
-        "bucket": if detail.bucket > 0 { detail.ns_duration(detail.bucket) } else { 0 },
+        "aggregated": detail.aggregated,
+        "bucket": detail.ns_duration(lanes.iter().map(|l| l.bucket).min().unwrap_or(0)),
+        "coarsestBucket": detail.ns_duration(lanes.iter().map(|l| l.bucket).max().unwrap_or(0)),
         "thinnedMarks": detail.thin_marks,
         "headline": profile.headline(),
         "warnings": warnings,
