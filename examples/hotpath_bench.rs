@@ -6,7 +6,9 @@
 //! show how the cost per event scales (each thread records into its own location; above the
 //! number of cores threads share them). The last line is
 //! `hotpath: event X ns, tsc Y ns, ratio X/Y = R` with X the cost per event (half a pair) on
-//! one thread.
+//! one thread. The line before it gives the cost of an enter+exit pair of a region that a filter
+//! file (POMPTRACE_FILTERING_FILE) excludes, side by side with a recorded pair:
+//! `hotpath: filtered enter+exit F ns, recorded enter+exit P ns, ratio F/P = Q`.
 //!
 //! Run: `cargo run --release --example hotpath_bench [PAIRS]`
 
@@ -53,14 +55,26 @@ fn main() {
     } else {
         work.join("trace")
     };
+    let filter = work.join("filtered.filter");
+    std::fs::write(
+        &filter,
+        "SCOREP_FILE_NAMES_BEGIN\n  EXCLUDE filtered.c\nSCOREP_FILE_NAMES_END\n",
+    )
+    .expect("write the filter file");
     let out = Command::new(&exe)
         .arg(pairs.to_string())
         .args(&thread_counts)
         .env("POMPTRACE_EXPERIMENT_DIRECTORY", &trace)
+        .env("POMPTRACE_FILTERING_FILE", &filter)
+        // cargo run's LD_LIBRARY_PATH may name an older copy in target/<profile>: the driver
+        // must load the library it was linked with (its rpath).
+        .env_remove("LD_LIBRARY_PATH")
         .output()
         .expect("run driver");
+    let filtered_regions = regions_named_in(&trace.join("traces.otf2"), "filtered.c");
     let _ = std::fs::remove_dir_all(&work);
     let _ = std::fs::remove_dir_all(&trace);
+    assert_eq!(filtered_regions, 0, "the filter file was not applied");
     assert!(
         out.status.success(),
         "driver failed: {}",
@@ -102,8 +116,35 @@ fn main() {
             );
         }
     }
+    let filtered = field("filtered_pair_ns=");
+    println!(
+        "hotpath: filtered enter+exit {filtered:.2} ns, recorded enter+exit {pair:.2} ns, \
+         ratio F/P = {:.3}",
+        filtered / pair
+    );
     println!(
         "hotpath: event {event:.2} ns, tsc {tsc:.2} ns, ratio X/Y = {:.2}",
         event / tsc
     );
+}
+
+/// How many region definitions of the trace have `text` in their name.
+fn regions_named_in(anchor: &Path, text: &str) -> usize {
+    use pomptrace::otf2::{ArchiveReader, GlobalDef};
+    let defs = ArchiveReader::open(anchor)
+        .and_then(|archive| archive.global_defs())
+        .unwrap_or_else(|e| panic!("cannot read the driver's trace: {e}"));
+    let strings: std::collections::HashMap<u32, &str> = defs
+        .iter()
+        .filter_map(|d| match d {
+            GlobalDef::String { id, string } => Some((*id, string.as_str())),
+            _ => None,
+        })
+        .collect();
+    defs.iter()
+        .filter(|d| match d {
+            GlobalDef::Region { name, .. } => strings.get(name).is_some_and(|s| s.contains(text)),
+            _ => false,
+        })
+        .count()
 }

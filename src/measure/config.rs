@@ -1,6 +1,196 @@
-//! Configuration from `POMPTRACE_*` environment variables, read once at measurement start.
+//! Configuration from `POMPTRACE_*` environment variables, read once at measurement start, and
+//! the one list of every `POMPTRACE_*` variable (what `pomptrace config --env` prints, the
+//! README's table, and the `pomptrace.cfg` file of each experiment directory).
 
-use std::path::PathBuf;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Who reads a variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// The library, when the instrumented program starts.
+    Run,
+    /// The compiler wrapper (`pomptrace COMPILER ARGS...`), when a program is built.
+    Build,
+}
+
+/// One `POMPTRACE_*` environment variable.
+#[derive(Clone, Copy, Debug)]
+pub struct Variable {
+    pub name: &'static str,
+    pub default: &'static str,
+    pub meaning: &'static str,
+    pub phase: Phase,
+}
+
+const fn run(name: &'static str, default: &'static str, meaning: &'static str) -> Variable {
+    Variable {
+        name,
+        default,
+        meaning,
+        phase: Phase::Run,
+    }
+}
+
+const fn build(name: &'static str, default: &'static str, meaning: &'static str) -> Variable {
+    Variable {
+        name,
+        default,
+        meaning,
+        phase: Phase::Build,
+    }
+}
+
+pub const EXPERIMENT_DIRECTORY: Variable = run(
+    "POMPTRACE_EXPERIMENT_DIRECTORY",
+    "pomptrace-<program>-<YYYYmmdd_HHMMSS>-<pid>",
+    "where traces.otf2, its files and pomptrace.cfg go (falls back to $TMPDIR with a warning \
+     when not writable); a directory another process is writing, that already holds a trace, \
+     or that holds the remains of a killed run gives way to DIR-<pid>, said in one line",
+);
+pub const ENABLE: Variable = run(
+    "POMPTRACE_ENABLE",
+    "1",
+    "0 records nothing (OpenMP calls such as the lock wrappers still work)",
+);
+pub const CHUNK_SIZE: Variable = run(
+    "POMPTRACE_CHUNK_SIZE",
+    "1M",
+    "bytes per in-memory event chunk (4K-16M); file chunks are at least 256 KiB",
+);
+pub const BUFFER_SIZE: Variable = run(
+    "POMPTRACE_BUFFER_SIZE",
+    "8M",
+    "event memory per thread; when the writer falls behind, recording waits instead of \
+     dropping",
+);
+pub const KEEP_IN_MEMORY: Variable = run(
+    "POMPTRACE_KEEP_IN_MEMORY",
+    "the buffer size",
+    "a thread's first full event chunks, up to this many bytes (at most the buffer less one \
+     chunk), stay in memory until the end of the run; past that, all of them and every later \
+     chunk are written by the writer thread as they fill. A run that fits never wakes the \
+     writer thread while it runs, so it takes no core from the program; but what is kept is \
+     lost if the process is killed (SIGKILL, OOM, time limit: see pomptrace recover). 0 writes \
+     every full chunk at once (least lost, writer busy during the run)",
+);
+pub const CLOCK: Variable = run(
+    "POMPTRACE_CLOCK",
+    "auto",
+    "tsc (invariant TSC, calibrated against CLOCK_MONOTONIC) or monotonic",
+);
+pub const VERBOSE: Variable = run(
+    "POMPTRACE_VERBOSE",
+    "1",
+    "0 silences the closing summary line (warnings still show)",
+);
+pub const FILTERING_FILE: Variable = run(
+    "POMPTRACE_FILTERING_FILE",
+    "",
+    "a filter file in Score-P's syntax; the user regions and constructs it excludes record \
+     nothing",
+);
+pub const STATIC: Variable = build(
+    "POMPTRACE_STATIC",
+    "0",
+    "1 links programs with the static libpomptrace.a (as --static does)",
+);
+pub const SKIP_UNINSTRUMENTABLE: Variable = build(
+    "POMPTRACE_SKIP_UNINSTRUMENTABLE",
+    "0",
+    "1 compiles a file that opari2 cannot instrument without instrumentation, with one \
+     warning (as --skip-uninstrumentable does)",
+);
+pub const INSTRUMENT_ALL: Variable = build(
+    "POMPTRACE_INSTRUMENT_ALL",
+    "0",
+    "1 instruments compiles without an OpenMP flag too (as --instrument-all does)",
+);
+pub const KEEP_FILES: Variable = build(
+    "POMPTRACE_KEEP_FILES",
+    "0",
+    "1 keeps the wrapper's temporary directory (preprocessed and instrumented sources) and \
+     names it (as --keep-files does)",
+);
+pub const WRAPPER_VERBOSE: Variable = build(
+    "POMPTRACE_WRAPPER_VERBOSE",
+    "0",
+    "1 prints every command the wrapper runs (as --verbose does)",
+);
+pub const OPARI2: Variable = build(
+    "POMPTRACE_OPARI2",
+    "opari2",
+    "the opari2 program the wrapper runs",
+);
+
+/// Every `POMPTRACE_*` variable, run-time ones first.
+pub const VARIABLES: [Variable; 14] = [
+    EXPERIMENT_DIRECTORY,
+    ENABLE,
+    CHUNK_SIZE,
+    BUFFER_SIZE,
+    KEEP_IN_MEMORY,
+    CLOCK,
+    VERBOSE,
+    FILTERING_FILE,
+    STATIC,
+    SKIP_UNINSTRUMENTABLE,
+    INSTRUMENT_ALL,
+    KEEP_FILES,
+    WRAPPER_VERBOSE,
+    OPARI2,
+];
+
+/// A variable's value in this environment, if set and not blank.
+pub fn value(variable: &Variable) -> Option<String> {
+    std::env::var(variable.name)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+}
+
+/// Whether a build-time switch is on (`1`, `true`, `yes`, `on`).
+pub fn switch_on(variable: &Variable) -> bool {
+    value(variable).is_some_and(|v| parse_bool(&v) == Some(true))
+}
+
+fn parse_bool(text: &str) -> Option<bool> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "0" | "false" | "no" | "off" => Some(false),
+        "1" | "true" | "yes" | "on" => Some(true),
+        _ => None,
+    }
+}
+
+/// `pomptrace config --env`: each variable with its value here, its default and its meaning.
+pub fn describe_environment() -> String {
+    let mut text = String::new();
+    for (phase, heading) in [
+        (
+            Phase::Run,
+            "read by libpomptrace when the instrumented program starts",
+        ),
+        (
+            Phase::Build,
+            "read by the compiler wrapper `pomptrace COMPILER ARGS...`",
+        ),
+    ] {
+        let _ = writeln!(text, "# {heading}");
+        for v in VARIABLES.iter().filter(|v| v.phase == phase) {
+            let shown = value(v).unwrap_or_else(|| "(unset)".into());
+            let default = if v.default.is_empty() {
+                "(none)"
+            } else {
+                v.default
+            };
+            let _ = writeln!(
+                text,
+                "{}={shown}\n    default: {default}\n    {}",
+                v.name, v.meaning
+            );
+        }
+    }
+    text
+}
 
 /// Smallest in-memory chunk we accept; OTF2 file chunks are at least 256 KiB, smaller memory
 /// chunks are padded to that in the file (as sparse holes).
@@ -28,6 +218,8 @@ pub struct Config {
     pub clock: ClockChoice,
     /// `POMPTRACE_VERBOSE=0|1|2`: 0 silences the closing summary line (warnings still show).
     pub verbose: u8,
+    /// `POMPTRACE_FILTERING_FILE`: the filter file, read when the measurement starts.
+    pub filtering_file: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +239,7 @@ impl Default for Config {
             keep_in_memory: None,
             clock: ClockChoice::Auto,
             verbose: 1,
+            filtering_file: None,
         }
     }
 }
@@ -72,18 +265,17 @@ impl Config {
     /// by its default.
     pub fn from_env(mut warn: impl FnMut(String)) -> Self {
         let mut c = Config::default();
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        if let Some(v) = var("POMPTRACE_ENABLE") {
-            match v.trim().to_ascii_lowercase().as_str() {
-                "0" | "false" | "no" | "off" => c.enabled = false,
-                "1" | "true" | "yes" | "on" => {}
-                _ => warn(format!(
+        if let Some(v) = value(&ENABLE) {
+            match parse_bool(&v) {
+                Some(on) => c.enabled = on,
+                None => warn(format!(
                     "POMPTRACE_ENABLE={v} is not a boolean; tracing stays on"
                 )),
             }
         }
-        c.experiment_directory = var("POMPTRACE_EXPERIMENT_DIRECTORY").map(PathBuf::from);
-        if let Some(v) = var("POMPTRACE_CHUNK_SIZE") {
+        c.experiment_directory = value(&EXPERIMENT_DIRECTORY).map(PathBuf::from);
+        c.filtering_file = value(&FILTERING_FILE).map(PathBuf::from);
+        if let Some(v) = value(&CHUNK_SIZE) {
             match parse_size(&v) {
                 Some(n) if (MIN_CHUNK_SIZE..=MAX_CHUNK_SIZE).contains(&n) => c.chunk_size = n,
                 _ => warn(format!(
@@ -92,7 +284,7 @@ impl Config {
                 )),
             }
         }
-        if let Some(v) = var("POMPTRACE_BUFFER_SIZE") {
+        if let Some(v) = value(&BUFFER_SIZE) {
             match parse_size(&v) {
                 Some(n) if n > 0 => c.buffer_size = n,
                 _ => warn(format!(
@@ -101,7 +293,7 @@ impl Config {
                 )),
             }
         }
-        if let Some(v) = var("POMPTRACE_KEEP_IN_MEMORY") {
+        if let Some(v) = value(&KEEP_IN_MEMORY) {
             match parse_size(&v) {
                 Some(n) => c.keep_in_memory = Some(n),
                 None => warn(format!(
@@ -114,7 +306,7 @@ impl Config {
             c.chunk_size = (c.buffer_size / 2).clamp(MIN_CHUNK_SIZE, MAX_CHUNK_SIZE);
             c.buffer_size = c.buffer_size.max(2 * c.chunk_size);
         }
-        if let Some(v) = var("POMPTRACE_CLOCK") {
+        if let Some(v) = value(&CLOCK) {
             match v.trim().to_ascii_lowercase().as_str() {
                 "tsc" => c.clock = ClockChoice::Tsc,
                 "monotonic" | "clock_gettime" => c.clock = ClockChoice::Monotonic,
@@ -124,13 +316,68 @@ impl Config {
                 )),
             }
         }
-        if let Some(v) = var("POMPTRACE_VERBOSE") {
+        if let Some(v) = value(&VERBOSE) {
             match v.trim().parse() {
                 Ok(n) => c.verbose = n,
                 Err(_) => warn(format!("POMPTRACE_VERBOSE={v} is not a number; using 1")),
             }
         }
         c
+    }
+
+    /// The `pomptrace.cfg` file of an experiment directory: the run-time variables as this
+    /// measurement used them, one `NAME=value` line each (as Score-P's `scorep.cfg`).
+    pub fn record_text(&self, experiment_dir: &Path) -> String {
+        let mut text = format!(
+            "# pomptrace {}: the configuration this experiment was recorded with\n",
+            env!("CARGO_PKG_VERSION")
+        );
+        for v in VARIABLES.iter().filter(|v| v.phase == Phase::Run) {
+            let used = match v.name {
+                n if n == EXPERIMENT_DIRECTORY.name => experiment_dir.display().to_string(),
+                n if n == ENABLE.name => u8::from(self.enabled).to_string(),
+                n if n == CHUNK_SIZE.name => self.chunk_size.to_string(),
+                n if n == BUFFER_SIZE.name => self.buffer_size.to_string(),
+                n if n == KEEP_IN_MEMORY.name => (self.chunks_kept_in_memory() * self.chunk_size)
+                    .min(self.buffer_size.saturating_sub(self.chunk_size))
+                    .to_string(),
+                n if n == CLOCK.name => format!("{:?}", self.clock).to_ascii_lowercase(),
+                n if n == VERBOSE.name => self.verbose.to_string(),
+                n if n == FILTERING_FILE.name => self
+                    .filtering_file
+                    .as_ref()
+                    .map_or(String::new(), |f| f.display().to_string()),
+                _ => value(v).unwrap_or_default(),
+            };
+            let _ = writeln!(text, "{}={used}", v.name);
+        }
+        text
+    }
+
+    /// Reads and parses the filter file, if one is configured; a file that cannot be read or
+    /// parsed is reported (naming its line) and filters nothing.
+    pub fn load_filter(&self, mut warn: impl FnMut(String)) -> Option<crate::filter::Filter> {
+        let path = self.filtering_file.as_ref()?;
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) => {
+                warn(format!(
+                    "cannot read the filter file {} ({e}); nothing is filtered",
+                    path.display()
+                ));
+                return None;
+            }
+        };
+        match crate::filter::Filter::parse(&text) {
+            Ok(filter) => Some(filter).filter(|f| !f.is_empty()),
+            Err(e) => {
+                warn(format!(
+                    "filter file {}, {e}; nothing is filtered",
+                    path.display()
+                ));
+                None
+            }
+        }
     }
 
     /// Chunks per location.
@@ -147,6 +394,74 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_variable_is_listed_once_and_documented() {
+        let mut names: Vec<&str> = VARIABLES.iter().map(|v| v.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), VARIABLES.len());
+        for v in VARIABLES {
+            assert!(v.name.starts_with("POMPTRACE_"), "{}", v.name);
+            assert!(!v.meaning.is_empty(), "{}", v.name);
+        }
+        // Every variable named in a string anywhere in the sources is in the list.
+        let mut dirs = vec![PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/src"))];
+        let mut checked = 0;
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                let source = std::fs::read_to_string(&path).unwrap_or_default();
+                for (i, _) in source.match_indices("\"POMPTRACE_") {
+                    let name: String = source[i + 1..]
+                        .chars()
+                        .take_while(|c| c.is_ascii_uppercase() || *c == '_' || c.is_ascii_digit())
+                        .collect();
+                    if name == "POMPTRACE_" {
+                        continue; // this test's own search string
+                    }
+                    assert!(
+                        VARIABLES.iter().any(|v| v.name == name),
+                        "{name} is used in {} but not listed",
+                        path.display()
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked >= VARIABLES.len());
+    }
+
+    #[test]
+    fn the_record_names_every_run_time_variable_with_the_value_used() {
+        let c = Config {
+            chunk_size: 65536,
+            filtering_file: Some(PathBuf::from("/f/filter.txt")),
+            clock: ClockChoice::Monotonic,
+            ..Config::default()
+        };
+        let text = c.record_text(Path::new("/exp"));
+        assert!(text.starts_with("# pomptrace "));
+        let lines: Vec<&str> = text.lines().skip(1).collect();
+        assert_eq!(
+            lines,
+            [
+                "POMPTRACE_EXPERIMENT_DIRECTORY=/exp",
+                "POMPTRACE_ENABLE=1",
+                "POMPTRACE_CHUNK_SIZE=65536",
+                "POMPTRACE_BUFFER_SIZE=8388608",
+                // The buffer less the chunk being filled.
+                "POMPTRACE_KEEP_IN_MEMORY=8323072",
+                "POMPTRACE_CLOCK=monotonic",
+                "POMPTRACE_VERBOSE=1",
+                "POMPTRACE_FILTERING_FILE=/f/filter.txt",
+            ]
+        );
+    }
 
     #[test]
     fn sizes_parse_with_units() {

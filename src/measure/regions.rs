@@ -6,10 +6,10 @@
 //! implicit-barrier regions named `!$omp <word> @<file>:<line>`.
 
 use std::collections::HashMap;
-use std::ffi::c_void;
-use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 
 use crate::ctc::{self, RegionInfo, RegionType};
+use crate::filter::Filter;
 use crate::otf2::{Paradigm, RegionRole};
 
 /// No region of this kind for the construct.
@@ -32,6 +32,9 @@ pub struct Construct {
     pub inner: u32,
     pub implicit_barrier: u32,
     pub critical: Option<&'static CriticalLock>,
+    /// Excluded by the filter file: its filterable region ids are NO_REGION, so enter and leave
+    /// skip it with the check they make anyway.
+    pub filtered: bool,
 }
 
 /// An OTF2 region definition (strings by id).
@@ -55,6 +58,8 @@ pub struct Registry {
     criticals: HashMap<String, &'static CriticalLock>,
     /// Lock ids are shared by critical sections and OpenMP locks, never reused.
     next_lock_id: u32,
+    /// Set at measurement start from POMPTRACE_FILTERING_FILE.
+    filter: Option<Filter>,
 }
 
 /// The ten lock API regions, defined at start whether used or not (as the reference does).
@@ -117,6 +122,11 @@ impl Registry {
         });
         self.region_ids.insert(def, id);
         id
+    }
+
+    /// Regions defined from now on are checked against `filter`.
+    pub fn set_filter(&mut self, filter: Filter) {
+        self.filter = Some(filter);
     }
 
     pub fn new_lock_id(&mut self) -> u32 {
@@ -185,6 +195,7 @@ impl Registry {
                     inner: id,
                     implicit_barrier: id,
                     critical: None,
+                    filtered: false,
                 }
             }
         };
@@ -223,6 +234,7 @@ impl Registry {
             inner: NO_REGION,
             implicit_barrier: NO_REGION,
             critical: None,
+            filtered: false,
         };
         let outer_lines = if combined { (s2, e1) } else { (s1, e2) };
         let outer = |reg: &mut Self, word: &str, role| {
@@ -240,6 +252,7 @@ impl Registry {
                 omp,
             );
         }
+        let first_filterable = self.regions.len();
         match info.region_type {
             T::Parallel => {}
             T::For | T::ParallelFor => c.outer = outer(self, "for", RegionRole::LOOP),
@@ -293,6 +306,24 @@ impl Registry {
                 c.outer = id;
             }
         }
+        let named_by = if c.outer != NO_REGION {
+            c.outer
+        } else {
+            c.inner
+        };
+        if self.excluded(info, named_by) {
+            // Worksharing, synchronisation and user regions only: the parallel region, barriers,
+            // taskwait and tasks carry the structure of the trace (teams, task switches), and
+            // the implicit barrier of a filtered construct stays a barrier.
+            c.filtered = true;
+            c.outer = NO_REGION;
+            c.inner = NO_REGION;
+            c.critical = None;
+            // Not in the trace's definitions either (those defined just now for it).
+            for def in self.regions.drain(first_filterable..) {
+                self.region_ids.remove(&def);
+            }
+        }
         let has_implicit_barrier = matches!(
             info.region_type,
             T::Parallel | T::For | T::Do | T::Sections | T::Workshare | T::Single
@@ -310,38 +341,27 @@ impl Registry {
     }
 }
 
-/// Reads a handle slot: the construct it points at, if assigned.
-///
-/// # Safety
-/// `slot` must point to a pointer-sized, pointer-aligned handle variable that only this library
-/// writes (OPARI2's `opari2_region_N`), or be null.
-pub unsafe fn load(slot: *mut *mut c_void) -> Option<&'static Construct> {
-    if slot.is_null() {
-        return None;
-    }
-    // SAFETY: a handle is an aligned pointer-sized variable (caller's contract); AtomicPtr has
-    // the same layout, and every store to it is ours (release), so an acquire load is sound.
-    let p = unsafe { (*(slot as *const AtomicPtr<c_void>)).load(Ordering::Acquire) };
-    // SAFETY: non-null values are `&'static Construct`s leaked by `assign`.
-    (!p.is_null()).then(|| unsafe { &*(p as *const Construct) })
-}
-
-/// Stores a construct into a handle slot unless another thread was first; returns the winner.
-///
-/// # Safety
-/// As for [`load`]; `slot` must not be null.
-pub unsafe fn publish(slot: *mut *mut c_void, construct: &'static Construct) -> &'static Construct {
-    // SAFETY: see `load`.
-    let atomic = unsafe { &*(slot as *const AtomicPtr<c_void>) };
-    let new = construct as *const Construct as *mut c_void;
-    match atomic.compare_exchange(
-        std::ptr::null_mut(),
-        new,
-        Ordering::AcqRel,
-        Ordering::Acquire,
-    ) {
-        Ok(_) => construct,
-        // SAFETY: a non-null value is a leaked `Construct`, published by another `publish`.
-        Err(existing) => unsafe { &*(existing as *const Construct) },
+impl Registry {
+    /// Whether the filter excludes the construct: user regions by their name, constructs by the
+    /// name of their outer (or only) region `named_by`, e.g. `!$omp atomic @file.c:12`; both
+    /// by their file.
+    fn excluded(&self, info: &RegionInfo, named_by: u32) -> bool {
+        use RegionType as T;
+        let Some(filter) = &self.filter else {
+            return false;
+        };
+        if named_by == NO_REGION
+            || matches!(
+                info.region_type,
+                T::Parallel | T::Barrier | T::Taskwait | T::Task | T::TaskUntied
+            )
+        {
+            return false;
+        }
+        let name = match (&info.region_type, &info.user_region_name) {
+            (T::UserRegion, Some(name)) => name.as_str(),
+            _ => &self.strings[self.regions[named_by as usize].name as usize],
+        };
+        filter.excludes(name, &info.start.file)
     }
 }

@@ -1,9 +1,21 @@
 //! `pomptrace recover DIR`: makes what a killed or out-of-space run left in its experiment
 //! directory a readable trace, and says how much was lost.
 
-use std::path::Path;
+use std::path::PathBuf;
 
-/// The line to print on success.
-pub fn run(dir: &Path) -> Result<String, String> {
-    pomptrace::measure::recover::recover(dir).map(|r| format!("pomptrace: {}\n", r.summary()))
+use crate::{print_stdout, Failure};
+
+/// Make what a killed (or out-of-space) run left in its experiment directory a readable trace,
+/// DIR/traces.otf2, from its journal and every whole event chunk on disk; say how much was lost.
+#[derive(clap::Args)]
+#[command(override_usage = "pomptrace recover DIR")]
+pub struct RecoverArgs {
+    /// The run's experiment directory (POMPTRACE_EXPERIMENT_DIRECTORY).
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+}
+
+pub fn run(args: &RecoverArgs) -> Result<(), Failure> {
+    let recovered = pomptrace::measure::recover::recover(&args.dir).map_err(Failure::Error)?;
+    print_stdout(&format!("pomptrace: {}\n", recovered.summary()))
 }

@@ -1,0 +1,4 @@
+#ifndef STENCIL_H
+#define STENCIL_H
+double smooth(double *grid, int n, int steps);
+#endif
