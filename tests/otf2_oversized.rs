@@ -55,18 +55,7 @@ fn records_larger_than_a_chunk_are_left_out_counted_and_the_archive_stays_readab
     });
     assert_eq!(defs.oversized(), 1);
     write_process_and_locations(&mut defs, (0, 0), 0, &[(1, events)]);
-    defs.write(&GlobalDef::Region {
-        id: 0,
-        name: 2,
-        canonical_name: 2,
-        description: 0,
-        region_role: RegionRole::FUNCTION,
-        paradigm: Paradigm::USER,
-        region_flags: RegionFlag::NONE,
-        source_file: 0,
-        begin_line: 0,
-        end_line: 0,
-    });
+    write_user_region(&mut defs, 0, 2);
     let anchor = archive.finish(defs, &[0]).unwrap();
     assert_eq!(
         anchor.number_of_global_defs, 8,

@@ -82,18 +82,7 @@ fn a_slow_sink_gives_buffer_flush_events_and_loses_nothing() {
         });
     }
     write_process_and_locations(&mut defs, (0, 0), 0, &[(1, events)]);
-    defs.write(&GlobalDef::Region {
-        id: 0,
-        name: 2,
-        canonical_name: 2,
-        description: 0,
-        region_role: RegionRole::FUNCTION,
-        paradigm: Paradigm::USER,
-        region_flags: RegionFlag::NONE,
-        source_file: 0,
-        begin_line: 0,
-        end_line: 0,
-    });
+    write_user_region(&mut defs, 0, 2);
     archive.finish(defs, &[0]).unwrap();
 
     // Every event is there, in order; every wait is one BufferFlush; both readers agree.

@@ -16,11 +16,6 @@ use support::{run, Scratch};
 /// The event chunk size of these runs (memory and file chunks are the same size).
 const CHUNK: u64 = 256 * 1024;
 
-fn stream_many(scratch: &Scratch) -> PathBuf {
-    let source = instrument("stream_many.c", &scratch.path, &[]);
-    Build::c(&scratch.path).executable(&[source], "stream_many")
-}
-
 /// 2 threads × 2 × `per_thread` user-region events.
 fn start(exe: &Path, experiment: &Path, per_thread: u64) -> Child {
     Command::new(exe)
@@ -149,7 +144,7 @@ fn assert_recovered(experiment: &Path, on_disk: &BTreeMap<u64, u64>, report: &st
 #[test]
 fn a_run_killed_in_the_middle_is_recovered_with_every_whole_chunk_on_disk() {
     let scratch = Scratch::new("recover-killed");
-    let exe = stream_many(&scratch);
+    let exe = instrumented_c_program(&scratch.path, "stream_many.c");
     let experiment = scratch.join("exp");
     // 10^7 events in all; killed once 2 MiB of events are on disk.
     let child = start(&exe, &experiment, 2_500_000);
@@ -192,7 +187,7 @@ impl Drop for Tmpfs {
 #[test]
 fn a_run_killed_after_filling_its_file_system_is_recovered_there() {
     let scratch = Scratch::new("recover-full");
-    let exe = stream_many(&scratch);
+    let exe = instrumented_c_program(&scratch.path, "stream_many.c");
     let experiment = scratch.join("exp");
     let tmpfs = Tmpfs::mount(&experiment);
     let child = start(&exe, &experiment, 2_500_000);
@@ -208,7 +203,7 @@ fn a_run_killed_after_filling_its_file_system_is_recovered_there() {
 #[test]
 fn a_new_run_leaves_a_killed_runs_remains_alone_and_says_how_to_recover_them() {
     let scratch = Scratch::new("recover-reuse");
-    let exe = stream_many(&scratch);
+    let exe = instrumented_c_program(&scratch.path, "stream_many.c");
     let experiment = scratch.join("exp");
     let child = start(&exe, &experiment, 2_500_000);
     kill_when(child, "1 MiB of events reached the disk", || {

@@ -14,8 +14,7 @@ const ITERATIONS: usize = 5000;
 #[test]
 fn a_program_that_closes_every_descriptor_gets_its_own_file_unchanged() {
     let scratch = Scratch::new("closed-fds");
-    let source = instrument("closed_fds.c", &scratch.path, &[]);
-    let exe = Build::c(&scratch.path).executable(&[source], "closed_fds");
+    let exe = instrumented_c_program(&scratch.path, "closed_fds.c");
     let untraced = scratch.join("untraced.txt");
     let plain = run(Command::new(&exe)
         .arg(&untraced)
@@ -50,20 +49,13 @@ fn a_program_that_closes_every_descriptor_gets_its_own_file_unchanged() {
     );
     let view = View::read(&r.anchor());
     view.assert_well_formed();
-    let steps = view
-        .events
-        .values()
-        .flatten()
-        .filter(|e| e.kind == "Enter" && e.detail[0].contains("user(step)"))
-        .count();
-    assert_eq!(steps, 21 * 2 * ITERATIONS);
+    assert_eq!(view.enters_of("user(step)"), 21 * 2 * ITERATIONS);
 }
 
 #[test]
 fn four_thousand_and_ninety_six_locations_need_no_more_descriptors_than_the_default_limit() {
     let scratch = Scratch::new("many-locations");
-    let source = instrument("nested_teams.c", &scratch.path, &[]);
-    let exe = Build::c(&scratch.path).executable(&[source], "nested_teams");
+    let exe = instrumented_c_program(&scratch.path, "nested_teams.c");
     let experiment = scratch.join("exp");
     let out = run(Command::new("sh")
         .arg("-c")

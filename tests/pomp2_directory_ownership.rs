@@ -17,8 +17,7 @@ const PER_THREAD: usize = 200_000;
 #[test]
 fn two_processes_with_one_directory_write_two_readable_traces_and_one_message() {
     let scratch = Scratch::new("two-owners");
-    let source = instrument("stream_many.c", &scratch.path, &[]);
-    let exe = Build::c(&scratch.path).executable(&[source], "stream_many");
+    let exe = instrumented_c_program(&scratch.path, "stream_many.c");
     let experiment = scratch.join("exp");
     let start = || {
         Command::new(&exe)
@@ -71,12 +70,11 @@ fn two_processes_with_one_directory_write_two_readable_traces_and_one_message() 
     for anchor in &archives {
         let view = View::read(anchor);
         view.assert_well_formed();
-        let steps = view
-            .events
-            .values()
-            .flatten()
-            .filter(|e| e.kind == "Enter" && e.detail[0].contains("user(step)"))
-            .count();
-        assert_eq!(steps, 2 * PER_THREAD, "{}", anchor.display());
+        assert_eq!(
+            view.enters_of("user(step)"),
+            2 * PER_THREAD,
+            "{}",
+            anchor.display()
+        );
     }
 }

@@ -2,7 +2,8 @@
 //! (`init-regions`, and the `opari2-config`-compatible `config --nm` / `--region-initialization`
 //! / `--create-pomp2-regions`), build flags (`config --cflags` / `--libs`), and reading OTF2
 //! traces: a per-region summary (`summary`), a self-contained HTML timeline and profile
-//! (`view`), Chrome trace-event JSON (`export --chrome`).
+//! (`view`), Chrome trace-event JSON (`export --chrome`); and making the remains of a killed run
+//! a readable trace (`recover`).
 //!
 //! The command line is parsed by clap; each subcommand owns its argument struct and its `run`
 //! function in `pomptrace/<subcommand>.rs`, so adding one is a variant here and a file there.
@@ -110,11 +111,11 @@ fn after_help() -> String {
 /// The subcommands' names: any other first word that is not an option names a compiler.
 const SUBCOMMANDS: [&str; 8] = [
     "init-regions",
-    "recover",
     "config",
     "summary",
     "view",
     "export",
+    "recover",
     "version",
     "help",
 ];

@@ -423,9 +423,9 @@ impl Config {
                 n if n == ENABLE.name => u8::from(self.enabled).to_string(),
                 n if n == CHUNK_SIZE.name => self.chunk_size.to_string(),
                 n if n == BUFFER_SIZE.name => self.buffer_size.to_string(),
-                n if n == KEEP_IN_MEMORY.name => {
-                    self.keep_in_memory.unwrap_or(self.buffer_size).to_string()
-                }
+                n if n == KEEP_IN_MEMORY.name => (self.chunks_kept_in_memory() * self.chunk_size)
+                    .min(self.buffer_size.saturating_sub(self.chunk_size))
+                    .to_string(),
                 n if n == CLOCK.name => format!("{:?}", self.clock).to_ascii_lowercase(),
                 n if n == VERBOSE.name => self.verbose.to_string(),
                 n if n == FILTERING_FILE.name => self
@@ -552,7 +552,8 @@ mod tests {
                 "POMPTRACE_ENABLE=1",
                 "POMPTRACE_CHUNK_SIZE=65536",
                 "POMPTRACE_BUFFER_SIZE=8388608",
-                "POMPTRACE_KEEP_IN_MEMORY=8388608",
+                // The buffer less the chunk being filled.
+                "POMPTRACE_KEEP_IN_MEMORY=8323072",
                 "POMPTRACE_CLOCK=monotonic",
                 "POMPTRACE_VERBOSE=1",
                 "POMPTRACE_FILTERING_FILE=/f/filter.txt",

@@ -5,6 +5,8 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
+use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use super::anchor::Anchor;
@@ -101,8 +103,19 @@ impl ArchiveWriter {
         if fs::metadata(&path).is_ok_and(|m| m.len() >= RESERVE_BYTES as u64) {
             return Ok(());
         }
-        // Written, not just sized: a file with a hole reserves nothing.
-        write_file(&path, &vec![0u8; RESERVE_BYTES])
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)?;
+        // SAFETY: posix_fallocate only takes the descriptor, which `file` keeps open, and a range.
+        if unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, RESERVE_BYTES as libc::off_t) } == 0
+        {
+            return Ok(());
+        }
+        // Written, not just sized, where the file system cannot allocate: a hole reserves
+        // nothing.
+        file.write_all_at(&vec![0u8; RESERVE_BYTES], 0)
     }
 
     pub fn config(&self) -> &ArchiveConfig {

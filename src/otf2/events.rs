@@ -253,8 +253,8 @@ impl<S: ChunkSink> TimedChunks<S> {
         }
         self.payload = payload;
         let space = TIMESTAMP_BOUND + framed.len();
-        // A record that cannot fit into any chunk is dropped and counted (reported at the end):
-        // OTF2 records never straddle chunks.
+        // A record that cannot fit into any chunk is left out (and counted): OTF2 records never
+        // straddle chunks.
         if space < self.chunk.len() - CHUNK_HEADER_LEN {
             self.reserve(bound.max(space), time);
             self.timestamp(time);

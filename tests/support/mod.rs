@@ -152,3 +152,20 @@ pub fn write_process_and_locations(
         });
     }
 }
+
+/// A user-paradigm FUNCTION region definition named by string `name`, without a source file.
+pub fn write_user_region(defs: &mut pomptrace::otf2::GlobalDefWriter, id: u32, name: u32) {
+    use pomptrace::otf2::*;
+    defs.write(&GlobalDef::Region {
+        id,
+        name,
+        canonical_name: name,
+        description: 0,
+        region_role: RegionRole::FUNCTION,
+        paradigm: Paradigm::USER,
+        region_flags: RegionFlag::NONE,
+        source_file: 0,
+        begin_line: 0,
+        end_line: 0,
+    });
+}

@@ -61,6 +61,14 @@ pub fn instrument(name: &str, dir: &Path, opari_args: &[&str]) -> PathBuf {
     out
 }
 
+/// `c-tests/<file>` instrumented with `opari2` and built into `dir` against the shared library,
+/// with an init file; returns the executable (named after the file's stem).
+pub fn instrumented_c_program(dir: &Path, file: &str) -> PathBuf {
+    let source = instrument(file, dir, &[]);
+    let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
+    Build::c(dir).executable(&[source], stem)
+}
+
 /// How the test program gets the library.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Link {
@@ -327,6 +335,15 @@ impl View {
             .filter(|e| !skip.contains(&e.kind.as_str()))
             .map(Ev::text)
             .collect()
+    }
+
+    /// How many Enter events of regions whose name contains `region` the trace holds.
+    pub fn enters_of(&self, region: &str) -> usize {
+        self.events
+            .values()
+            .flatten()
+            .filter(|e| e.kind == "Enter" && e.detail.first().is_some_and(|r| r.contains(region)))
+            .count()
     }
 
     pub fn total_events(&self) -> usize {

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 
 use crate::{print_stdout, Failure};
 
-/// Make what a killed (or out-of-space) run left in its experiment directory DIR a readable
-/// trace, DIR/traces.otf2, from its journal and every whole event chunk on disk; say how much
-/// was lost.
+/// Make what a killed (or out-of-space) run left in its experiment directory a readable trace,
+/// DIR/traces.otf2, from its journal and every whole event chunk on disk; say how much was lost.
 #[derive(clap::Args)]
+#[command(override_usage = "pomptrace recover DIR")]
 pub struct RecoverArgs {
-    /// The experiment directory of the run.
+    /// The run's experiment directory (POMPTRACE_EXPERIMENT_DIRECTORY).
     #[arg(value_name = "DIR")]
     dir: PathBuf,
 }
