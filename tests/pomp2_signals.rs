@@ -122,9 +122,9 @@ fn send(pid: i32, signal: i32) {
     );
 }
 
-/// Both reference readers accept the trace of `robust_signal_blocked` killed by SIGTERM, with
+/// Both reference readers accept the trace of `robust_signal_blocked` killed by `signal`, with
 /// the worker's critical section closed and the exit status as the shell saw it.
-fn assert_sigterm_trace(experiment: &Path, run: &str) {
+fn assert_killed_trace(experiment: &Path, signal: i32, run: &str) {
     let anchor = experiment.join("traces.otf2");
     otf2_print(&[], &anchor, &[]);
     let view = View::read(&anchor);
@@ -132,7 +132,7 @@ fn assert_sigterm_trace(experiment: &Path, run: &str) {
     let master = view.texts("Master thread", &[]);
     assert_eq!(
         master.last().map(String::as_str),
-        Some("ProgramEnd 143"),
+        Some(format!("ProgramEnd {}", 128 + signal).as_str()),
         "{run}: {master:?}"
     );
     let worker = view.texts("OMP thread 1", &[]);
@@ -173,7 +173,7 @@ fn two_sigterms_one_millisecond_apart_still_leave_a_readable_trace() {
             stderr.contains("pomptrace: trace written to"),
             "run {run}: {stderr}"
         );
-        assert_sigterm_trace(&experiment, &format!("run {run}"));
+        assert_killed_trace(&experiment, libc::SIGTERM, &format!("run {run}"));
     }
 }
 
@@ -197,7 +197,29 @@ fn a_sigterm_to_the_process_group_as_timeout_sends_it_leaves_a_readable_trace() 
     );
     assert_eq!(status.code(), Some(143), "{status:?}; {stderr}");
     assert!(stderr.contains("pomptrace: trace written to"), "{stderr}");
-    assert_sigterm_trace(&experiment, "timeout");
+    assert_killed_trace(&experiment, libc::SIGTERM, "timeout");
+}
+
+/// A fault on a worker thread (not the initial thread, which the other test crashes) while the
+/// master is still recording: the trace is written all the same, and the program dies by it.
+#[test]
+fn a_segfault_on_a_worker_thread_still_leaves_a_readable_trace() {
+    let scratch = Scratch::new("signals-worker-segv");
+    let source = instrument("robust_signal_blocked.c", &scratch.path, &[]);
+    let exe = Build::c(&scratch.path).executable(&[source], "robust_signal_blocked");
+    let experiment = scratch.join("segv");
+    let mut command = Command::new(&exe);
+    command
+        .arg("segv")
+        .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment);
+    let (status, _, stderr) = run_blocked_program(command, |_| {});
+    assert_eq!(status.signal(), Some(libc::SIGSEGV), "{status:?}; {stderr}");
+    assert!(
+        stderr.contains("pomptrace: fatal signal SIGSEGV"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("pomptrace: trace written to"), "{stderr}");
+    assert_killed_trace(&experiment, libc::SIGSEGV, "segv");
 }
 
 mod libc_signal {
