@@ -11,13 +11,5 @@ mod harness;
 fn main() {
     let (cases, seed, first) = harness::arguments(10_000_000);
     let report = ctc_cases::run(cases, seed, first);
-    println!(
-        "fuzz_ctc: {} cases (seed {seed}, from case {first}) in {:.1} s: {} panics, 0 hangs",
-        report.cases,
-        report.elapsed.as_secs_f64(),
-        report.panics
-    );
-    if report.panics > 0 {
-        std::process::exit(1);
-    }
+    harness::print_report("fuzz_ctc", "strings", seed, first, &report);
 }

@@ -20,13 +20,5 @@ fn main() {
             std::process::exit(2);
         }
     };
-    println!(
-        "fuzz_reader: {} archives (seed {seed}, from case {first}) in {:.1} s: {} panics, 0 hangs",
-        report.cases,
-        report.elapsed.as_secs_f64(),
-        report.panics
-    );
-    if report.panics > 0 {
-        std::process::exit(1);
-    }
+    harness::print_report("fuzz_reader", "archives", seed, first, &report);
 }

@@ -190,3 +190,16 @@ pub fn arguments(default_cases: u64) -> (u64, u64, u64) {
         args.get(2).copied().unwrap_or(0),
     )
 }
+
+/// Prints the counts; exits with status 1 if any case panicked.
+pub fn print_report(name: &str, what: &str, seed: u64, first: u64, report: &Report) {
+    println!(
+        "{name}: {} {what} (seed {seed}, from case {first}) in {:.1} s: {} panics, 0 hangs",
+        report.cases,
+        report.elapsed.as_secs_f64(),
+        report.panics
+    );
+    if report.panics > 0 {
+        std::process::exit(1);
+    }
+}
