@@ -1,5 +1,5 @@
 //! What both fuzzers share: a seeded generator, byte mutations, and a runner that counts
-//! panics and aborts (naming the case) when one case runs longer than a second.
+//! panics and aborts (naming the case) when one case runs longer than a second of CPU time.
 //!
 //! Every case gets a generator of its own, derived from the seed and the case's index, so any
 //! case can be replayed alone: `-- 1 SEED INDEX`.
@@ -121,8 +121,9 @@ pub struct Report {
 }
 
 /// Runs cases `first..first + cases`, each with `Rng::for_case(seed, index)`. A panic is
-/// counted (and its case named on stderr); a case running for more than `HANG_LIMIT` aborts
-/// the process, naming the seed and the case.
+/// counted (and its case named on stderr); a case that uses more than `HANG_CPU` of processor
+/// time, or blocks for `HANG_WALL`, aborts the process, naming the seed and the case. (CPU
+/// time, so that a busy shared machine does not pass for a hang.)
 pub fn run_cases(
     name: &str,
     cases: u64,
@@ -130,24 +131,28 @@ pub fn run_cases(
     first: u64,
     mut case: impl FnMut(&mut Rng),
 ) -> Report {
-    const HANG_LIMIT: Duration = Duration::from_secs(1);
+    const HANG_CPU: Duration = Duration::from_secs(1);
+    const HANG_WALL: Duration = Duration::from_secs(30);
     let current = Arc::new(AtomicU64::new(first));
     let finished = Arc::new(AtomicBool::new(false));
+    let cpu_clock = this_thread_cpu_clock();
     let watchdog = {
         let (current, finished, name) = (current.clone(), finished.clone(), name.to_string());
         std::thread::spawn(move || {
             let mut seen = u64::MAX;
-            let mut since = Instant::now();
+            let (mut since, mut cpu_since) = (Instant::now(), Duration::ZERO);
             while !finished.load(Ordering::Acquire) {
                 std::thread::sleep(Duration::from_millis(50));
                 let now = current.load(Ordering::Acquire);
+                let cpu = cpu_time(cpu_clock);
                 if now != seen {
-                    seen = now;
-                    since = Instant::now();
-                } else if since.elapsed() > HANG_LIMIT {
+                    (seen, since, cpu_since) = (now, Instant::now(), cpu);
+                } else if cpu.saturating_sub(cpu_since) > HANG_CPU || since.elapsed() > HANG_WALL {
                     eprintln!(
-                        "fuzz {name}: HANG: case {now} (seed {seed}) ran for more than \
-                         {HANG_LIMIT:?}; replay with `-- 1 {seed} {now}`"
+                        "fuzz {name}: HANG: case {now} (seed {seed}) used {:?} of CPU in {:?}; \
+                         replay with `-- 1 {seed} {now}`",
+                        cpu.saturating_sub(cpu_since),
+                        since.elapsed()
                     );
                     std::process::abort();
                 }
@@ -171,6 +176,24 @@ pub fn run_cases(
         panics,
         elapsed: start.elapsed(),
     }
+}
+
+/// The clock that measures the calling thread's processor time.
+fn this_thread_cpu_clock() -> libc::clockid_t {
+    let mut clock: libc::clockid_t = libc::CLOCK_THREAD_CPUTIME_ID;
+    // SAFETY: asks for the calling thread's CPU clock id into a valid clockid_t.
+    unsafe { libc::pthread_getcpuclockid(libc::pthread_self(), &mut clock) };
+    clock
+}
+
+fn cpu_time(clock: libc::clockid_t) -> Duration {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: reads a clock into a valid timespec.
+    unsafe { libc::clock_gettime(clock, &mut t) };
+    Duration::new(t.tv_sec as u64, t.tv_nsec as u32)
 }
 
 /// `N [SEED [FIRST_CASE]]` from the command line.
