@@ -1,13 +1,15 @@
 /* robust_signal_blocked.c -- a worker blocks for good inside a critical section of a parallel
  * region; the master records 40 000 events (so that writing the trace takes a while), then
  * prints "ready" and waits for the worker in a barrier, where the test's fatal signals find
- * it. */
+ * it. With argv[1] = "segv" the worker crashes inside the critical section instead. */
 #include <omp.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
-int main(void)
+int main(int argc, char **argv)
 {
+    int crash = argc > 1 && strcmp(argv[1], "segv") == 0;
     volatile int worker_inside = 0;
 #pragma omp parallel num_threads(2)
     {
@@ -15,6 +17,8 @@ int main(void)
 #pragma omp critical
             {
                 worker_inside = 1;
+                if (crash)
+                    *(volatile int *)NULL = 1;
                 for (;;)
                     pause();
             }

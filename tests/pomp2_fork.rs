@@ -11,19 +11,7 @@ use support::{otf2_print, Scratch};
 #[test]
 fn children_forked_while_threads_assign_handles_never_hang() {
     let scratch = Scratch::new("fork-registry");
-    std::fs::copy(
-        support::repo_root().join("c-tests/robust_fork_registry.c"),
-        scratch.join("robust_fork_registry.c"),
-    )
-    .unwrap();
-    let exe = Build {
-        init_file: false,
-        ..Build::c(&scratch.path)
-    }
-    .executable(
-        &[scratch.join("robust_fork_registry.c")],
-        "robust_fork_registry",
-    );
+    let exe = build_direct_calls(&scratch.path, "robust_fork_registry.c");
     let experiment = scratch.join("trace");
     // The program kills (and reports) the first child that hangs for 3 s; `timeout` guards the rest.
     let out = Command::new("timeout")

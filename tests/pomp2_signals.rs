@@ -6,7 +6,7 @@ mod support;
 
 use std::io::BufRead;
 use std::os::unix::process::ExitStatusExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -122,9 +122,26 @@ fn send(pid: i32, signal: i32) {
     );
 }
 
-/// Both reference readers accept the trace of `robust_signal_blocked` killed by SIGTERM, with
-/// the worker's critical section closed and the exit status as the shell saw it.
-fn assert_sigterm_trace(experiment: &Path, run: &str) {
+/// `robust_signal_blocked`, instrumented and built in a scratch directory of its own.
+fn blocked_program(label: &str, init_file: bool) -> (Scratch, PathBuf) {
+    let scratch = Scratch::new(label);
+    let source = instrument("robust_signal_blocked.c", &scratch.path, &[]);
+    let exe = Build {
+        init_file,
+        ..Build::c(&scratch.path)
+    }
+    .executable(&[source], "robust_signal_blocked");
+    (scratch, exe)
+}
+
+/// pomptrace said it wrote the trace of `robust_signal_blocked` killed by `signal`, and both
+/// reference readers accept it, with the worker's critical section closed and the exit status
+/// as the shell saw it.
+fn assert_killed_trace(experiment: &Path, signal: i32, stderr: &str, run: &str) {
+    assert!(
+        stderr.contains("pomptrace: trace written to"),
+        "{run}: {stderr}"
+    );
     let anchor = experiment.join("traces.otf2");
     otf2_print(&[], &anchor, &[]);
     let view = View::read(&anchor);
@@ -132,7 +149,7 @@ fn assert_sigterm_trace(experiment: &Path, run: &str) {
     let master = view.texts("Master thread", &[]);
     assert_eq!(
         master.last().map(String::as_str),
-        Some("ProgramEnd 143"),
+        Some(format!("ProgramEnd {}", 128 + signal).as_str()),
         "{run}: {master:?}"
     );
     let worker = view.texts("OMP thread 1", &[]);
@@ -146,15 +163,9 @@ fn assert_sigterm_trace(experiment: &Path, run: &str) {
 
 #[test]
 fn two_sigterms_one_millisecond_apart_still_leave_a_readable_trace() {
-    let scratch = Scratch::new("signals-twice");
-    let source = instrument("robust_signal_blocked.c", &scratch.path, &[]);
     // No init file: handles are assigned when first reached, so signals also find threads
     // holding the region registry.
-    let exe = Build {
-        init_file: false,
-        ..Build::c(&scratch.path)
-    }
-    .executable(&[source], "robust_signal_blocked");
+    let (scratch, exe) = blocked_program("signals-twice", false);
     for run in 0..20 {
         let experiment = scratch.join(&format!("run{run}"));
         let mut command = Command::new(&exe);
@@ -169,11 +180,7 @@ fn two_sigterms_one_millisecond_apart_still_leave_a_readable_trace() {
             Some(libc::SIGTERM),
             "run {run}: must die by the first SIGTERM (shell: 143), got {status:?}; {stderr}"
         );
-        assert!(
-            stderr.contains("pomptrace: trace written to"),
-            "run {run}: {stderr}"
-        );
-        assert_sigterm_trace(&experiment, &format!("run {run}"));
+        assert_killed_trace(&experiment, libc::SIGTERM, &stderr, &format!("run {run}"));
     }
 }
 
@@ -181,9 +188,7 @@ fn two_sigterms_one_millisecond_apart_still_leave_a_readable_trace() {
 /// gets it twice, and `timeout --preserve-status` reports how the program ended.
 #[test]
 fn a_sigterm_to_the_process_group_as_timeout_sends_it_leaves_a_readable_trace() {
-    let scratch = Scratch::new("signals-group");
-    let source = instrument("robust_signal_blocked.c", &scratch.path, &[]);
-    let exe = Build::c(&scratch.path).executable(&[source], "robust_signal_blocked");
+    let (scratch, exe) = blocked_program("signals-group", true);
     let experiment = scratch.join("timeout");
     let mut command = Command::new("timeout");
     command
@@ -196,8 +201,26 @@ fn a_sigterm_to_the_process_group_as_timeout_sends_it_leaves_a_readable_trace() 
         "the signal must come after the program was ready: {stdout:?}"
     );
     assert_eq!(status.code(), Some(143), "{status:?}; {stderr}");
-    assert!(stderr.contains("pomptrace: trace written to"), "{stderr}");
-    assert_sigterm_trace(&experiment, "timeout");
+    assert_killed_trace(&experiment, libc::SIGTERM, &stderr, "timeout");
+}
+
+/// A fault on a worker thread (not the initial thread, which the other test crashes) while the
+/// master is still recording: the trace is written all the same, and the program dies by it.
+#[test]
+fn a_segfault_on_a_worker_thread_still_leaves_a_readable_trace() {
+    let (scratch, exe) = blocked_program("signals-worker-segv", true);
+    let experiment = scratch.join("segv");
+    let mut command = Command::new(&exe);
+    command
+        .arg("segv")
+        .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment);
+    let (status, _, stderr) = run_blocked_program(command, |_| {});
+    assert_eq!(status.signal(), Some(libc::SIGSEGV), "{status:?}; {stderr}");
+    assert!(
+        stderr.contains("pomptrace: fatal signal SIGSEGV"),
+        "{stderr}"
+    );
+    assert_killed_trace(&experiment, libc::SIGSEGV, &stderr, "segv");
 }
 
 mod libc_signal {

@@ -9,16 +9,7 @@ use support::Scratch;
 #[test]
 fn a_region_left_but_never_entered_is_named_in_one_warning() {
     let scratch = Scratch::new("warnings-unbalanced");
-    std::fs::copy(
-        support::repo_root().join("c-tests/robust_unbalanced.c"),
-        scratch.join("robust_unbalanced.c"),
-    )
-    .unwrap();
-    let exe = Build {
-        init_file: false,
-        ..Build::c(&scratch.path)
-    }
-    .executable(&[scratch.join("robust_unbalanced.c")], "robust_unbalanced");
+    let exe = build_direct_calls(&scratch.path, "robust_unbalanced.c");
     let run = run_traced(&exe, 1, "trace", &[]);
     assert_eq!(run.stdout(), "done\n");
     let stderr = run.stderr();

@@ -69,6 +69,20 @@ pub fn instrumented_c_program(dir: &Path, file: &str) -> PathBuf {
     Build::c(dir).executable(&[source], stem)
 }
 
+/// Copies `c-tests/<name>`, a program that calls POMP2_* itself (not instrumented), into `dir`
+/// and builds it against the library without an init file: its handles are assigned when
+/// first reached.
+pub fn build_direct_calls(dir: &Path, name: &str) -> PathBuf {
+    std::fs::copy(repo_root().join("c-tests").join(name), dir.join(name))
+        .unwrap_or_else(|e| panic!("copy {name}: {e}"));
+    let stem = name.rsplit_once('.').map_or(name, |(stem, _)| stem);
+    Build {
+        init_file: false,
+        ..Build::c(dir)
+    }
+    .executable(&[dir.join(name)], stem)
+}
+
 /// How the test program gets the library.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Link {
