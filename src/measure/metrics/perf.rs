@@ -256,10 +256,6 @@ pub struct ThreadPerf {
     buffer: Vec<u64>,
 }
 
-// SAFETY: the raw page pointers are only dereferenced by the owning thread's reads; moving the
-// value between threads moves ownership of the mappings with it.
-unsafe impl Send for ThreadPerf {}
-
 impl ThreadPerf {
     /// Opens `events` (each with the output slot its value goes to) for the calling thread.
     pub fn open(events: &[(PerfEvent, usize)]) -> io::Result<Self> {
