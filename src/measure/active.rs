@@ -7,7 +7,7 @@
 //! plain stores and a compiler fence per call; the heavy barrier is issued once, at the end, for
 //! every thread at once (`membarrier`). Without membarrier the recording side uses a real fence.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::location::Location;
 use super::thread::{self, ThreadState};
@@ -48,9 +48,13 @@ impl Drop for Active {
     }
 }
 
-/// Whether the process is registered for expedited membarrier: then finalize issues the heavy
-/// barrier for everybody, and recording needs only a compiler fence.
-static MEMBARRIER: AtomicBool = AtomicBool::new(false);
+/// `MEMBARRIER_REGISTERED` once the process is registered for expedited membarrier: then
+/// finalize issues the heavy barrier for everybody, and recording needs only a compiler fence.
+static MEMBARRIER: AtomicU8 = AtomicU8::new(MEMBARRIER_PENDING);
+const MEMBARRIER_PENDING: u8 = 0;
+const MEMBARRIER_REGISTERED: u8 = 1;
+/// Registration failed, or finalize came first (then it must not be used any more).
+const MEMBARRIER_UNUSED: u8 = 2;
 const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
 const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
 
@@ -62,7 +66,7 @@ pub fn active(start: bool) -> Option<Active> {
     thread.busy.store(true, Ordering::Relaxed);
     // Either this thread sees the end of the measurement below, or `wait_for_recorders` sees
     // this flag: a store-load fence between the two, here or (with membarrier) in finalize.
-    if MEMBARRIER.load(Ordering::Relaxed) {
+    if MEMBARRIER.load(Ordering::Relaxed) == MEMBARRIER_REGISTERED {
         std::sync::atomic::compiler_fence(Ordering::SeqCst);
     } else {
         std::sync::atomic::fence(Ordering::SeqCst);
@@ -88,23 +92,57 @@ fn start_and_retry() -> Option<Active> {
     active(false)
 }
 
+/// Registers for expedited membarrier on a thread of its own: the registration waits for an RCU
+/// grace period, milliseconds that every traced process would otherwise pay at start. Until it
+/// is done, recording uses a real fence.
 pub(super) fn register_membarrier() {
-    // SAFETY: membarrier takes (cmd, flags[, cpu]) integers and touches no memory of ours.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_membarrier,
-            MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
-            0,
-        )
+    let register = || {
+        // SAFETY: membarrier takes (cmd, flags[, cpu]) integers and touches no memory of ours.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_membarrier,
+                MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+                0,
+            )
+        };
+        let outcome = if rc == 0 {
+            MEMBARRIER_REGISTERED
+        } else {
+            MEMBARRIER_UNUSED
+        };
+        // Finalize may have given up on it meanwhile; then it stays unused.
+        let _ = MEMBARRIER.compare_exchange(
+            MEMBARRIER_PENDING,
+            outcome,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
     };
-    MEMBARRIER.store(rc == 0, Ordering::Relaxed);
+    let spawned = super::process::with_signals_blocked(|| {
+        std::thread::Builder::new()
+            .name("pomptrace-membarrier".into())
+            .spawn(register)
+    });
+    if spawned.is_err() {
+        MEMBARRIER.store(MEMBARRIER_UNUSED, Ordering::SeqCst);
+    }
 }
 
 /// After the state left RUNNING: waits (bounded) until no thread is inside a recording call.
 /// Returns the locations of the threads that were still busy when the wait ended: they may
 /// still be written, so the end of the measurement leaves them alone.
 pub(super) fn wait_for_recorders() -> Vec<*mut Location> {
-    if MEMBARRIER.load(Ordering::Relaxed) {
+    // A registration still under way is called off: every recorder has used real fences. One
+    // that completed is relied on by recorders, so the barrier is issued.
+    let registered = MEMBARRIER
+        .compare_exchange(
+            MEMBARRIER_PENDING,
+            MEMBARRIER_UNUSED,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        )
+        .is_err_and(|state| state == MEMBARRIER_REGISTERED);
+    if registered {
         // SAFETY: as in `register_membarrier`.
         unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) };
     }
