@@ -190,7 +190,7 @@ impl Summary<'_> {
                 );
             }
         }
-        if self.rows.is_empty() {
+        if self.profile.per_thread.is_empty() {
             out.push_str("(no region was entered)\n");
         }
         let warnings = self.warnings();

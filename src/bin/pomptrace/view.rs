@@ -11,6 +11,7 @@
 //! This bounds the file and the drawing work whatever the number of events.
 
 use std::collections::HashMap;
+use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use serde_json::json;
@@ -418,22 +419,6 @@ fn render_page(
             })
         })
         .collect();
-    let lane_values: Vec<serde_json::Value> = defs
-        .locations
-        .iter()
-        .zip(lanes)
-        .map(|(location, lane)| {
-            json!({
-                "name": location.name,
-                "group": format!("{} ({})", location.group, location.system_tree),
-                "nesting": location.nesting,
-                "depth": lane.max_depth + 1,
-                "bars": lane.bar_numbers(detail),
-                "cells": lane.cell_numbers(detail),
-                "marks": lane.marks,
-            })
-        })
-        .collect();
     // The last event, or the end of the last (aggregated) cell if that is later.
     let end_ns = lanes
         .iter()
@@ -464,12 +449,42 @@ fn render_page(
         "kinds": ConstructKind::ALL.iter().map(|k| json!([k.label(), kind_colour(*k)])).collect::<Vec<_>>(),
         "markKinds": MarkKind::ALL.iter().map(|k| json!([k.label(), mark_colour(*k)])).collect::<Vec<_>>(),
         "regions": regions,
-        "lanes": lane_values,
         "profile": profile_rows,
     });
     // Inside <script>, "</" could end the element; in JSON it only occurs in strings, where
     // "<\/" means the same.
-    let data = data.to_string().replace("</", "<\\/");
+    // The lanes' number arrays, by far the biggest part, go straight into the text, one lane
+    // at a time, instead of through a JSON value tree.
+    let mut data = data.to_string();
+    data.pop(); // the object's closing brace
+    data.push_str(",\"lanes\":[");
+    for (index, (location, lane)) in defs.locations.iter().zip(lanes).enumerate() {
+        if index > 0 {
+            data.push(',');
+        }
+        let head = json!({
+            "name": location.name,
+            "group": format!("{} ({})", location.group, location.system_tree),
+            "nesting": location.nesting,
+            "depth": lane.max_depth + 1,
+        })
+        .to_string();
+        data.push_str(&head[..head.len() - 1]);
+        for (key, numbers) in [
+            ("bars", lane.bar_numbers(detail)),
+            ("cells", lane.cell_numbers(detail)),
+            ("marks", lane.marks.clone()),
+        ] {
+            let _ = write!(data, ",\"{key}\":[");
+            for (i, n) in numbers.iter().enumerate() {
+                let _ = write!(data, "{}{n}", if i > 0 { "," } else { "" });
+            }
+            data.push(']');
+        }
+        data.push('}');
+    }
+    data.push_str("]}");
+    let data = data.replace("</", "<\\/");
     PAGE.replacen(DATA_PLACEHOLDER, &data, 1)
 }
 
