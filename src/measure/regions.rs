@@ -323,6 +323,9 @@ impl Registry {
             for def in self.regions.drain(first_filterable..) {
                 self.region_ids.remove(&def);
             }
+            super::journal::record(&super::definitions::Fact::RegionsDropped {
+                from: first_filterable as u32,
+            });
         }
         let has_implicit_barrier = matches!(
             info.region_type,
