@@ -191,18 +191,7 @@ fn write_global_defs(defs: &mut GlobalDefWriter, counts: &[u64]) {
         .collect();
     write_process_and_locations(defs, (2, 3), 1, &locations);
     for r in 0..REGIONS {
-        defs.write(&GlobalDef::Region {
-            id: r,
-            name: 8 + r,
-            canonical_name: 8 + r,
-            description: 0,
-            region_role: RegionRole::FUNCTION,
-            paradigm: Paradigm::USER,
-            region_flags: RegionFlag::NONE,
-            source_file: 0,
-            begin_line: 0,
-            end_line: 0,
-        });
+        write_user_region(defs, r, 8 + r);
     }
 }
 

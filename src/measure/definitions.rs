@@ -43,6 +43,11 @@ pub enum Fact {
         id: u32,
         def: RegionDef,
     },
+    /// The regions from this id on were taken back (a filtered construct's); their ids are
+    /// given to the next regions.
+    RegionsDropped {
+        from: u32,
+    },
     Location {
         id: u32,
         name: u32,
@@ -89,6 +94,7 @@ impl Definitions {
                     self.regions.push(def);
                 }
             }
+            Fact::RegionsDropped { from } => self.regions.truncate(from as usize),
             Fact::Location { id, name } => {
                 if id as usize == self.locations.len() {
                     self.locations.push(name);

@@ -34,6 +34,7 @@ const LOCATION: u8 = 4;
 const TEAM: u8 = 5;
 const MEMBER: u8 = 6;
 const CLOCK: u8 = 7;
+const REGIONS_DROPPED: u8 = 8;
 
 /// The journal file name in an experiment directory.
 pub fn journal_path(experiment_dir: &Path) -> PathBuf {
@@ -250,6 +251,10 @@ pub fn encode(fact: &Fact, out: &mut Vec<u8>) {
             put_u8(b, def.role.0);
             put_u8(b, def.paradigm.0);
         }
+        Fact::RegionsDropped { from } => {
+            put_u8(b, REGIONS_DROPPED);
+            put_u32(b, *from);
+        }
         Fact::Location { id, name } => {
             put_u8(b, LOCATION);
             put_u32(b, *id);
@@ -374,6 +379,7 @@ fn decode_body(body: &[u8]) -> DecodeResult<Fact> {
             };
             Fact::Region { id, def }
         }
+        REGIONS_DROPPED => Fact::RegionsDropped { from: d.u32()? },
         LOCATION => Fact::Location {
             id: d.u32()?,
             name: d.u32()?,
@@ -426,6 +432,18 @@ mod tests {
                     begin_line: 3,
                     end_line: 4,
                     role: RegionRole::PARALLEL,
+                    paradigm: Paradigm::OPENMP,
+                },
+            },
+            Fact::RegionsDropped { from: 0 },
+            Fact::Region {
+                id: 0,
+                def: RegionDef {
+                    name: 0,
+                    file: 0,
+                    begin_line: 5,
+                    end_line: 6,
+                    role: RegionRole::LOOP,
                     paradigm: Paradigm::OPENMP,
                 },
             },

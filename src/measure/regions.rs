@@ -331,6 +331,9 @@ impl Registry {
             for def in self.regions.drain(first_filterable..) {
                 self.region_ids.remove(&def);
             }
+            super::journal::record(&super::definitions::Fact::RegionsDropped {
+                from: first_filterable as u32,
+            });
         }
         self.defer_journal = false;
         for (id, def) in self.regions.iter().enumerate().skip(first_filterable) {
