@@ -60,9 +60,6 @@ pub struct Registry {
     next_lock_id: u32,
     /// Set at measurement start from POMPTRACE_FILTERING_FILE.
     filter: Option<Filter>,
-    /// While a construct's filterable regions are defined: they reach the journal only once
-    /// the filter has kept them (a filtered construct's regions are in no definition).
-    defer_journal: bool,
 }
 
 /// The ten lock API regions, defined at start whether used or not (as the reference does).
@@ -124,9 +121,7 @@ impl Registry {
         }
         let id = self.regions.len() as u32;
         self.regions.push(def.clone());
-        if !self.defer_journal {
-            journal_region(id, &def);
-        }
+        journal_region(id, &def);
         self.region_ids.insert(def, id);
         id
     }
@@ -260,7 +255,6 @@ impl Registry {
             );
         }
         let first_filterable = self.regions.len();
-        self.defer_journal = true;
         match info.region_type {
             T::Parallel => {}
             T::For | T::ParallelFor => c.outer = outer(self, "for", RegionRole::LOOP),
@@ -334,10 +328,6 @@ impl Registry {
             super::journal::record(&super::definitions::Fact::RegionsDropped {
                 from: first_filterable as u32,
             });
-        }
-        self.defer_journal = false;
-        for (id, def) in self.regions.iter().enumerate().skip(first_filterable) {
-            journal_region(id as u32, def);
         }
         let has_implicit_barrier = matches!(
             info.region_type,
