@@ -54,11 +54,8 @@ fn construct_slow(
 /// POMP2_Assign_handle / POMP2_USER_Assign_handle: defines the construct's regions once.
 #[cold]
 pub fn assign(slot: &AtomicPtr<Construct>, ctc: &[u8], user: bool) -> &'static Construct {
-    if super::STATE.load(Ordering::Acquire) == super::NOT_STARTED {
-        // The start loads the filter file, which decides how the construct is defined. (While
-        // starting, the init file assigns handles on this thread: the state is STARTING then.)
-        let _ = super::started();
-    }
+    // The filter decides how the construct is defined.
+    super::load_filter_once(|| super::config::Config::from_env(|_| {}));
     let mut registry = REGISTRY.lock();
     let existing = slot.load(Ordering::Acquire);
     // SAFETY: see `construct`.

@@ -175,9 +175,7 @@ fn start_slow() -> Option<&'static Measurement> {
         STATE.store(DISABLED, Ordering::Release);
         return None;
     }
-    if let Some(filter) = config.load_filter(|m| warn(&m)) {
-        REGISTRY.lock().set_filter(filter);
-    }
+    load_filter_once(|| config.clone());
     metrics::configure(config.metrics.as_deref(), |m| warn(&m));
     let measurement = match Measurement::new(config) {
         Ok(m) => m,
@@ -211,6 +209,18 @@ fn start_sampler(archive: &ArchiveWriter, interval: std::time::Duration) {
             path.display()
         )),
     }
+}
+
+/// Loads the filter file once, before the first construct is defined: by the start, or by an
+/// assignment that comes earlier (an init file's, or a handle assigned while nothing else has
+/// started the measurement, which an assignment alone must not do).
+pub(crate) fn load_filter_once(config: impl FnOnce() -> Config) {
+    static LOADED: std::sync::Once = std::sync::Once::new();
+    LOADED.call_once(|| {
+        if let Some(filter) = config().load_filter(|m| warn(&m)) {
+            REGISTRY.lock().set_filter(filter);
+        }
+    });
 }
 
 /// Program name from /proc/self/cmdline (argv), falling back to the executable's name.
