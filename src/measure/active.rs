@@ -92,11 +92,16 @@ fn start_and_retry() -> Option<Active> {
     active(false)
 }
 
-/// Registers for expedited membarrier on a thread of its own: the registration waits for an RCU
-/// grace period, milliseconds that every traced process would otherwise pay at start. Until it
-/// is done, recording uses a real fence.
+/// How long a run records with real fences before it registers for membarrier.
+const MEMBARRIER_DELAY: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Registers for expedited membarrier on a thread of its own, after `MEMBARRIER_DELAY`: the
+/// registration waits for an RCU grace period (13 ms measured here), which a process cannot
+/// exit during, so a short run would pay it at start or at its end. Until it is done,
+/// recording uses a real fence, which only matters to runs long enough to register.
 pub(super) fn register_membarrier() {
     let register = || {
+        std::thread::sleep(MEMBARRIER_DELAY);
         // SAFETY: membarrier takes (cmd, flags[, cpu]) integers and touches no memory of ours.
         let rc = unsafe {
             libc::syscall(
