@@ -8,9 +8,9 @@ use std::process::{Command, Output};
 
 use super::{repo_root, run, target_dir};
 
-/// Where cargo put `libpomptrace.so` / `.a` for this test run: `cargo test` rebuilds the
-/// library in `target/<profile>/deps/` and leaves the copies one level up as they were, so the
-/// newer of the two is the library under test.
+/// Where cargo put `libpomptrace.so` / `.a` for this test run: `cargo test` builds the library
+/// in `target/<profile>/deps/` (a copy one level up, if any, is from some earlier `cargo build`
+/// and may be stale).
 pub fn library_dir() -> PathBuf {
     let profile = if cfg!(debug_assertions) {
         "debug"
@@ -19,20 +19,16 @@ pub fn library_dir() -> PathBuf {
     };
     let top = target_dir().join(profile);
     let deps = top.join("deps");
-    let modified = |dir: &Path| {
-        std::fs::metadata(dir.join("libpomptrace.so"))
-            .and_then(|m| m.modified())
-            .ok()
-    };
-    match (modified(&deps), modified(&top)) {
-        (Some(d), Some(t)) if t > d => top,
-        (Some(_), _) => deps,
-        (None, Some(_)) => top,
-        (None, None) => panic!(
+    if deps.join("libpomptrace.so").exists() {
+        deps
+    } else if top.join("libpomptrace.so").exists() {
+        top
+    } else {
+        panic!(
             "no libpomptrace.so in {} or {}",
             deps.display(),
             top.display()
-        ),
+        )
     }
 }
 
