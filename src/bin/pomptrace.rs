@@ -12,6 +12,8 @@ mod config;
 mod init_regions;
 #[path = "pomptrace/summary.rs"]
 mod summary;
+#[path = "pomptrace/unify.rs"]
+mod unify;
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -45,6 +47,9 @@ Usage:
       --interface-version, and the modifiers --fortran and --build-check (ignored).
   pomptrace summary ARCHIVE.otf2
       Print visits and inclusive time per region and thread of an OTF2 trace.
+  pomptrace unify DIR
+      Merge the definitions the ranks of an MPI job wrote into DIR (DIR/ranks/) into
+      DIR/traces.otf2; for a job that ended before its last rank could do it.
   pomptrace --version
       Print the version.
   pomptrace --help
@@ -102,6 +107,12 @@ fn dispatch(args: &[String]) -> Result<(), Failure> {
         "init-regions" => init_regions_command(rest),
         "config" => config_command(rest),
         "summary" => summary_command(rest),
+        "unify" => match rest {
+            [dir] => unify::run(Path::new(dir))
+                .map_err(Failure::Error)
+                .and_then(|out| print_stdout(&out)),
+            _ => Err(usage_error("unify needs one experiment directory")),
+        },
         other => Err(usage_error(format!("unknown command `{other}`"))),
     }
 }

@@ -8,8 +8,11 @@ mod active;
 pub mod clock;
 pub mod config;
 pub mod constructs;
+pub mod job;
+pub mod launcher;
 pub mod location;
 pub mod locks;
+pub mod mpi;
 mod output;
 mod process;
 pub mod regions;
@@ -63,6 +66,8 @@ pub struct Measurement {
     pub lock_api_regions: [u32; 10],
     pub program: String,
     pub experiment_dir: PathBuf,
+    /// This process's rank when it runs in an MPI job (found in the launcher's environment).
+    pub job: Option<launcher::JobRank>,
 }
 
 /// Prints one `pomptrace:` line on stderr.
@@ -207,7 +212,8 @@ fn file_chunk_size(memory_chunk: usize) -> usize {
 
 impl Measurement {
     fn new(config: Config) -> Result<Self, String> {
-        let clock_kind = clock::select(config.clock);
+        let job = launcher::detect(|name| std::env::var(name).ok(), |m| warn(&m));
+        let clock_kind = clock::select(job::clock_choice(config.clock, job.as_ref()));
         let start = clock::sample();
         let start_realtime_ns = realtime_ns();
         let args = command_line();
@@ -226,7 +232,8 @@ impl Measurement {
             )],
             trace_id: start.ticks ^ (std::process::id() as u64) << 32,
         };
-        let (experiment_dir, archive) = open_archive(&config, &program, archive_config)?;
+        let (experiment_dir, archive) =
+            open_archive(&config, &program, job.as_ref(), archive_config)?;
         let writer = BackgroundWriter::spawn("pomptrace-writer")
             .map_err(|e| format!("cannot start the writer thread: {e}"))?;
         let lock_api_regions = REGISTRY.lock().define_lock_api_regions();
@@ -247,6 +254,7 @@ impl Measurement {
             lock_api_regions,
             program,
             experiment_dir,
+            job,
         };
         let master = m.create_location("Master thread".into(), root_team.comm)?;
         root_team.set_member(0, 0);
@@ -269,7 +277,7 @@ impl Measurement {
         let archive = archive.as_ref().ok_or("the measurement has finished")?;
         let mut writer = archive
             .background_event_writer(
-                number as u64,
+                self.location_id(number),
                 &self.writer,
                 self.memory_chunk_size,
                 self.config.buffers_per_location(),
@@ -277,7 +285,7 @@ impl Measurement {
             .map_err(|e| {
                 format!(
                     "cannot create {}: {e}",
-                    archive.event_path(number as u64).display()
+                    archive.event_path(self.location_id(number)).display()
                 )
             })?;
         // Waits for a free chunk show in the trace as BufferFlush events.
@@ -378,13 +386,17 @@ fn absolute(path: PathBuf) -> PathBuf {
 fn open_archive(
     config: &Config,
     program: &str,
+    job: Option<&launcher::JobRank>,
     archive_config: ArchiveConfig,
 ) -> Result<(PathBuf, ArchiveWriter), String> {
-    let default_name = format!(
-        "pomptrace-{program}-{}-{}",
-        local_timestamp(),
-        std::process::id()
-    );
+    let default_name = match job {
+        Some(job) => job::default_directory_name(program, job),
+        None => format!(
+            "pomptrace-{program}-{}-{}",
+            local_timestamp(),
+            std::process::id()
+        ),
+    };
     let wanted = absolute(
         config
             .experiment_directory

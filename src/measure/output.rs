@@ -52,16 +52,29 @@ pub fn write_trace(m: &Measurement, exit_status: i64) -> Result<String, String> 
         .ok_or("the trace was already written")?;
     let mut defs = archive.global_def_writer();
     write_definitions(m, &mut defs, &locations, &events, resolution, end_time);
-    let ids: Vec<u64> = (0..locations.len() as u64).collect();
-    let anchor_path = archive.anchor_path();
-    archive
-        .finish(defs, &ids)
-        .map_err(|e| format!("writing {} failed: {e}", anchor_path.display()))?;
+    let ids: Vec<u64> = (0..locations.len() as u32)
+        .map(|n| m.location_id(n))
+        .collect();
+    let written = match &m.job {
+        Some(job) => super::job::finish_rank(
+            job,
+            &m.experiment_dir,
+            archive,
+            defs,
+            &super::mpi::clock_offsets(),
+        )?,
+        None => {
+            let anchor_path = archive.anchor_path();
+            archive
+                .finish(defs, &ids)
+                .map_err(|e| format!("writing {} failed: {e}", anchor_path.display()))?;
+            format!("trace written to {}", anchor_path.display())
+        }
+    };
     let bytes = directory_size(&m.experiment_dir);
     let total: u64 = events.iter().sum();
     let mut summary = format!(
-        "trace written to {} ({} locations, {} events, {} bytes)",
-        anchor_path.display(),
+        "{written} ({} locations, {} events, {} bytes)",
         locations.len(),
         total,
         bytes
@@ -104,7 +117,8 @@ fn write_definitions(
     let s_machine_name = registry.string("Linux");
     let s_node = registry.string("node");
     let s_host = registry.string(&super::hostname());
-    let s_process = registry.string("Process");
+    let s_process = registry.string(&m.location_group_name());
+    let mpi = super::mpi::Definitions::prepare(&mut registry);
     let s_thread_id = registry.string("ThreadId");
     let s_thread_id_description = registry.string("Thread identifier");
     let location_names: Vec<u32> = locations
@@ -166,7 +180,7 @@ fn write_definitions(
     });
     for (number, name) in location_names.iter().enumerate() {
         defs.write(&GlobalDef::Location {
-            id: number as u64,
+            id: m.location_id(number as u32),
             name: *name,
             location_type: LocationType::CPU_THREAD,
             number_of_events: events[number],
@@ -195,7 +209,9 @@ fn write_definitions(
         group_type: GroupType::COMM_LOCATIONS,
         paradigm: Paradigm::OPENMP,
         group_flags: GroupFlag::NONE,
-        members: (0..locations.len() as u64).collect(),
+        members: (0..locations.len() as u32)
+            .map(|n| m.location_id(n))
+            .collect(),
     });
     let teams = m.teams();
     for team in &teams {
@@ -222,4 +238,5 @@ fn write_definitions(
             flags: CommFlag::NONE,
         });
     }
+    mpi.write(defs);
 }

@@ -14,6 +14,7 @@ pub mod events;
 pub mod reader;
 pub mod records;
 pub mod types;
+pub mod unify;
 pub mod wire;
 
 pub use anchor::Anchor;

@@ -1,0 +1,40 @@
+//! `pomptrace unify DIR`: merges the definitions that the ranks of an MPI job wrote into their
+//! shared experiment directory (`DIR/ranks/`) into `DIR/traces.otf2`. The last rank to finish
+//! does this by itself; the command is for a job that ended before (killed, or a rank failed):
+//! it unifies whatever parts were written and names the ranks that are missing.
+
+use std::path::Path;
+
+use pomptrace::otf2::unify::{unify_directory, PARTS_DIR};
+
+/// Unifies `dir`; returns the lines to print.
+pub fn run(dir: &Path) -> Result<String, String> {
+    let anchor = dir.join("traces.otf2");
+    if anchor.exists() {
+        return Err(format!(
+            "{} exists: the job is already unified",
+            anchor.display()
+        ));
+    }
+    let summary = unify_directory(dir, "traces", &dir.join(PARTS_DIR))?;
+    let mut out = format!(
+        "trace written to {} ({} ranks, {} locations)\n",
+        summary.anchor.display(),
+        summary.parts,
+        summary.locations
+    );
+    if !summary.missing_parts.is_empty() {
+        let ranks: Vec<String> = summary.missing_parts.iter().map(u32::to_string).collect();
+        out.push_str(&format!(
+            "pomptrace: rank(s) {} wrote no definitions; their events are left out\n",
+            ranks.join(", ")
+        ));
+    }
+    if summary.skipped_definitions > 0 {
+        out.push_str(&format!(
+            "pomptrace: {} definitions of kinds that unify does not merge were left out\n",
+            summary.skipped_definitions
+        ));
+    }
+    Ok(out)
+}

@@ -1,0 +1,144 @@
+//! What the MPI wrapper library (`libpomptrace_mpi`, PMPI wrappers in C) records: the MPI
+//! calls as regions of paradigm MPI, messages and collectives, the communicators with their
+//! groups, and the clock offsets measured against rank 0. The wrappers reach this through the
+//! internal C API in `src/ffi/mpi.rs`; the core library itself never depends on MPI.
+//!
+//! Communicators get ids above every OpenMP team's (teams count from 0), so that both share
+//! one Comm id space without asking each other.
+
+use parking_lot::Mutex;
+
+use super::regions::Registry;
+use crate::otf2::*;
+
+/// The first Comm id of an MPI communicator (and Group id of its group).
+pub const FIRST_COMM: u32 = 1 << 30;
+/// The Group id of the MPI `COMM_LOCATIONS` group (every rank's first location).
+const LOCATIONS_GROUP: u32 = FIRST_COMM - 1;
+
+/// A communicator as the wrappers describe it.
+#[derive(Clone, Debug)]
+struct Communicator {
+    name: String,
+    /// The ranks in MPI_COMM_WORLD of its members, in the order of their ranks in it.
+    world_ranks: Vec<u32>,
+    /// The Comm it was derived from (UNDEFINED for MPI_COMM_WORLD and MPI_COMM_SELF).
+    parent: u32,
+}
+
+#[derive(Default)]
+struct State {
+    world_size: u32,
+    communicators: Vec<Communicator>,
+    clock_offsets: Vec<LocalDef>,
+}
+
+static STATE: Mutex<State> = Mutex::new(State {
+    world_size: 0,
+    communicators: Vec::new(),
+    clock_offsets: Vec::new(),
+});
+
+/// MPI_Init told us the size of MPI_COMM_WORLD.
+pub fn set_world_size(size: u32) {
+    STATE.lock().world_size = size;
+}
+
+/// Defines a communicator; returns its Comm id.
+pub fn define_communicator(name: &str, world_ranks: Vec<u32>, parent: u32) -> u32 {
+    let mut state = STATE.lock();
+    state.communicators.push(Communicator {
+        name: name.to_string(),
+        world_ranks,
+        parent,
+    });
+    FIRST_COMM + state.communicators.len() as u32 - 1
+}
+
+/// Records a clock offset of this process against rank 0 at local time `time`.
+pub fn add_clock_offset(time: u64, offset: i64, standard_deviation: f64) {
+    let mut state = STATE.lock();
+    // Readers require strictly increasing times.
+    let later = match state.clock_offsets.last() {
+        Some(LocalDef::ClockOffset { time: last, .. }) => time > *last,
+        _ => true,
+    };
+    if later {
+        state.clock_offsets.push(LocalDef::ClockOffset {
+            time,
+            offset,
+            standard_deviation,
+        });
+    }
+}
+
+/// The clock offsets measured so far (local definitions of every location of this process).
+pub fn clock_offsets() -> Vec<LocalDef> {
+    STATE.lock().clock_offsets.clone()
+}
+
+/// The MPI definitions of this process, with their strings registered before the strings
+/// are written.
+pub struct Definitions {
+    paradigm_name: u32,
+    empty: u32,
+    world_size: u32,
+    communicators: Vec<(u32, Communicator)>,
+}
+
+impl Definitions {
+    pub fn prepare(registry: &mut Registry) -> Self {
+        let state = STATE.lock();
+        Self {
+            paradigm_name: registry.string("MPI"),
+            empty: registry.string(""),
+            world_size: state.world_size,
+            communicators: state
+                .communicators
+                .iter()
+                .map(|c| (registry.string(&c.name), c.clone()))
+                .collect(),
+        }
+    }
+
+    /// Paradigm MPI, the group of every rank's first location (what a communicator's ranks
+    /// index), one group and one Comm per communicator. Nothing without MPI.
+    pub fn write(self, defs: &mut GlobalDefWriter) {
+        if self.communicators.is_empty() {
+            return;
+        }
+        defs.write(&GlobalDef::Paradigm {
+            paradigm: Paradigm::MPI,
+            name: self.paradigm_name,
+            paradigm_class: ParadigmClass::PROCESS,
+        });
+        defs.write(&GlobalDef::Group {
+            id: LOCATIONS_GROUP,
+            name: self.empty,
+            group_type: GroupType::COMM_LOCATIONS,
+            paradigm: Paradigm::MPI,
+            group_flags: GroupFlag::NONE,
+            // A rank's first location is location 0 of that rank: its id is the rank.
+            members: (0..u64::from(self.world_size)).collect(),
+        });
+        for (i, (_, c)) in self.communicators.iter().enumerate() {
+            defs.write(&GlobalDef::Group {
+                id: FIRST_COMM + i as u32,
+                name: self.empty,
+                group_type: GroupType::COMM_GROUP,
+                paradigm: Paradigm::MPI,
+                group_flags: GroupFlag::NONE,
+                members: c.world_ranks.iter().map(|&r| u64::from(r)).collect(),
+            });
+        }
+        for (i, (name, c)) in self.communicators.iter().enumerate() {
+            defs.write(&GlobalDef::Comm {
+                id: FIRST_COMM + i as u32,
+                name: *name,
+                group: FIRST_COMM + i as u32,
+                parent: c.parent,
+                flags: CommFlag::NONE,
+            });
+        }
+    }
+}
