@@ -775,6 +775,82 @@ fn event_streams() -> Vec<(u64, Vec<Timed<Event>>)> {
                 value: 0,
             },
         ),
+        (
+            132,
+            none(),
+            E::MpiSend {
+                receiver: 1,
+                communicator: 0,
+                msg_tag: u32::MAX - 1,
+                msg_length: u64::MAX,
+            },
+        ),
+        (
+            133,
+            none(),
+            E::MpiIsend {
+                receiver: 0,
+                communicator: 1,
+                msg_tag: 0,
+                msg_length: 0,
+                request_id: u64::MAX - 1,
+            },
+        ),
+        (
+            134,
+            attrs(&[(3, TypedValue::u64(7))]),
+            E::MpiIsendComplete {
+                request_id: u64::MAX - 1,
+            },
+        ),
+        (134, none(), E::MpiIrecvRequest { request_id: 0 }),
+        (
+            135,
+            none(),
+            E::MpiRecv {
+                sender: 1,
+                communicator: 0,
+                msg_tag: 42,
+                msg_length: 1 << 40,
+            },
+        ),
+        (
+            136,
+            none(),
+            E::MpiIrecv {
+                sender: 0,
+                communicator: 1,
+                msg_tag: u32::MAX - 1,
+                msg_length: 3,
+                request_id: 0,
+            },
+        ),
+        (
+            137,
+            none(),
+            E::MpiRequestTest {
+                request_id: 1 << 40,
+            },
+        ),
+        (
+            137,
+            none(),
+            E::MpiRequestCancelled {
+                request_id: u64::MAX - 1,
+            },
+        ),
+        (138, none(), E::MpiCollectiveBegin {}),
+        (
+            139,
+            none(),
+            E::MpiCollectiveEnd {
+                collective_op: CollectiveOp::ALLREDUCE,
+                communicator: 0,
+                root: U,
+                size_sent: 8,
+                size_received: u64::MAX - 1,
+            },
+        ),
         (140, none(), E::Leave { region: R_L0_LOCAL }),
         (150, none(), E::ThreadTeamEnd { team: 0 }),
         (
@@ -850,6 +926,22 @@ fn event_streams() -> Vec<(u64, Vec<Timed<Event>>)> {
                 model: Paradigm::PTHREAD,
             },
         ),
+        (
+            12,
+            attrs(&[(3, TypedValue::u64(0))]),
+            E::MpiCollectiveBegin {},
+        ),
+        (
+            12,
+            none(),
+            E::MpiCollectiveEnd {
+                collective_op: CollectiveOp::DESTROY_HANDLE_AND_DEALLOCATE,
+                communicator: 1,
+                root: 0,
+                size_sent: 0,
+                size_received: 0,
+            },
+        ),
         (13, none(), E::Leave { region: R_L1_LOCAL }),
         (
             u64::MAX - 1,
@@ -870,7 +962,7 @@ fn snapshot_streams() -> Vec<(u64, Vec<Timed<SnapRecord>>)> {
             155,
             none(),
             S::SnapshotStart {
-                number_of_records: 7,
+                number_of_records: 19,
             },
         ),
         (
@@ -938,6 +1030,120 @@ fn snapshot_streams() -> Vec<(u64, Vec<Timed<SnapRecord>>)> {
                 orig_event_time: 131,
                 parameter: 2,
                 value: u64::MAX,
+            },
+        ),
+        (
+            155,
+            none(),
+            S::MpiSend {
+                orig_event_time: 132,
+                receiver: 1,
+                communicator: 0,
+                msg_tag: u32::MAX - 1,
+                msg_length: u64::MAX,
+            },
+        ),
+        (
+            155,
+            none(),
+            S::MpiIsend {
+                orig_event_time: 133,
+                receiver: 0,
+                communicator: 1,
+                msg_tag: 0,
+                msg_length: 0,
+                request_id: u64::MAX - 1,
+            },
+        ),
+        (
+            155,
+            none(),
+            S::MpiIsendComplete {
+                orig_event_time: 134,
+                request_id: u64::MAX - 1,
+            },
+        ),
+        (
+            155,
+            none(),
+            S::MpiRecv {
+                orig_event_time: 135,
+                sender: 1,
+                communicator: 0,
+                msg_tag: 42,
+                msg_length: 1 << 40,
+            },
+        ),
+        (
+            155,
+            none(),
+            S::MpiIrecvRequest {
+                orig_event_time: 134,
+                request_id: 0,
+            },
+        ),
+        (
+            155,
+            none(),
+            S::MpiIrecv {
+                orig_event_time: 136,
+                sender: 0,
+                communicator: 1,
+                msg_tag: 7,
+                msg_length: 3,
+                request_id: 0,
+            },
+        ),
+        (
+            155,
+            none(),
+            S::MpiCollectiveBegin {
+                orig_event_time: 138,
+            },
+        ),
+        (
+            155,
+            none(),
+            S::MpiCollectiveEnd {
+                orig_event_time: 139,
+                collective_op: CollectiveOp::ALLREDUCE,
+                communicator: 0,
+                root: U,
+                size_sent: 8,
+                size_received: u64::MAX - 1,
+            },
+        ),
+        (
+            155,
+            none(),
+            S::OmpFork {
+                orig_event_time: 20,
+                number_of_requested_threads: u32::MAX,
+            },
+        ),
+        (
+            155,
+            none(),
+            S::OmpAcquireLock {
+                orig_event_time: 50,
+                lock_id: 0,
+                acquisition_order: u32::MAX - 1,
+            },
+        ),
+        (
+            155,
+            none(),
+            S::OmpTaskCreate {
+                orig_event_time: 70,
+                task_id: u64::MAX,
+            },
+        ),
+        (
+            155,
+            none(),
+            S::OmpTaskSwitch {
+                orig_event_time: 80,
+                task_id: 1 << 40,
             },
         ),
         (
@@ -1644,6 +1850,13 @@ impl Ctx<'_> {
             | E::ThreadTaskCreate { team, .. }
             | E::ThreadTaskSwitch { team, .. }
             | E::ThreadTaskComplete { team, .. } => *team = m(Type::COMM, *team),
+            E::MpiSend { communicator, .. }
+            | E::MpiIsend { communicator, .. }
+            | E::MpiRecv { communicator, .. }
+            | E::MpiIrecv { communicator, .. }
+            | E::MpiCollectiveEnd { communicator, .. } => {
+                *communicator = m(Type::COMM, *communicator)
+            }
             E::ProgramBegin {
                 program_name,
                 arguments,
@@ -2160,30 +2373,42 @@ impl Ctx<'_> {
         }
     }
 
+    /// A rank of a communicator as `otf2-print` shows it: the rank and the location it stands
+    /// for, seen from `location`.
+    fn p_rank(&self, location: u64, comm: u32, rank: u32) -> String {
+        let group = self.find(&format!("comm {comm}"), |d| match d {
+            GlobalDef::Comm { id, group, .. } if *id == comm => Some(*group),
+            _ => None,
+        });
+        let rank_location = match self.group(group) {
+            (GroupType::COMM_GROUP, p, members) => self.rank_location(p, members[rank as usize]),
+            (GroupType::COMM_SELF, _, _) => location,
+            (t, _, _) => panic!("communicator group type {t:?}"),
+        };
+        format!("{rank} ({})", self.p_location(rank_location))
+    }
+
     /// An event (already translated to global ids) as `otf2-print` shows it: record name and
     /// the rest of the line.
     fn p_event(&self, location: u64, event: &Event) -> (&'static str, String) {
         use Event as E;
         let task = |kind, team: u32, creator: u32, generation: u32| {
-            let group = self.find(&format!("comm {team}"), |d| match d {
-                GlobalDef::Comm { id, group, .. } if *id == team => Some(*group),
-                _ => None,
-            });
-            // The creating thread is a rank of the team.
-            let creator_location = match self.group(group) {
-                (GroupType::COMM_GROUP, p, members) => {
-                    self.rank_location(p, members[creator as usize])
-                }
-                (GroupType::COMM_SELF, _, _) => location,
-                (t, _, _) => panic!("team group type {t:?}"),
-            };
             (
                 kind,
                 format!(
-                    "Thread Team: {}, Creating Thread: {creator} ({}), Generation Number: \
-                     {generation}",
+                    "Thread Team: {}, Creating Thread: {}, Generation Number: {generation}",
                     self.p_ref(Type::COMM, team as u64),
-                    self.p_location(creator_location)
+                    self.p_rank(location, team, creator)
+                ),
+            )
+        };
+        let peer = |kind, role: &str, rank: u32, comm: u32, tag: u32, length: u64| {
+            (
+                kind,
+                format!(
+                    "{role}: {}, Communicator: {}, Tag: {tag}, Length: {length}",
+                    self.p_rank(location, comm, rank),
+                    self.p_ref(Type::COMM, comm as u64)
                 ),
             )
         };
@@ -2312,13 +2537,112 @@ impl Ctx<'_> {
                     format!("Exit status: {exit_status}")
                 },
             ),
+            E::MpiSend {
+                receiver,
+                communicator,
+                msg_tag,
+                msg_length,
+            } => peer(
+                "MPI_SEND",
+                "Receiver",
+                *receiver,
+                *communicator,
+                *msg_tag,
+                *msg_length,
+            ),
+            E::MpiRecv {
+                sender,
+                communicator,
+                msg_tag,
+                msg_length,
+            } => peer(
+                "MPI_RECV",
+                "Sender",
+                *sender,
+                *communicator,
+                *msg_tag,
+                *msg_length,
+            ),
+            E::MpiIsend {
+                receiver,
+                communicator,
+                msg_tag,
+                msg_length,
+                request_id,
+            } => {
+                let (kind, rest) = peer(
+                    "MPI_ISEND",
+                    "Receiver",
+                    *receiver,
+                    *communicator,
+                    *msg_tag,
+                    *msg_length,
+                );
+                (kind, format!("{rest}, Request: {request_id}"))
+            }
+            E::MpiIrecv {
+                sender,
+                communicator,
+                msg_tag,
+                msg_length,
+                request_id,
+            } => {
+                let (kind, rest) = peer(
+                    "MPI_IRECV",
+                    "Sender",
+                    *sender,
+                    *communicator,
+                    *msg_tag,
+                    *msg_length,
+                );
+                (kind, format!("{rest}, Request: {request_id}"))
+            }
+            E::MpiIsendComplete { request_id } => {
+                ("MPI_ISEND_COMPLETE", format!("Request: {request_id}"))
+            }
+            E::MpiIrecvRequest { request_id } => {
+                ("MPI_IRECV_REQUEST", format!("Request: {request_id}"))
+            }
+            E::MpiRequestTest { request_id } => {
+                ("MPI_REQUEST_TEST", format!("Request: {request_id}"))
+            }
+            E::MpiRequestCancelled { request_id } => {
+                ("MPI_REQUEST_CANCELLED", format!("Request: {request_id}"))
+            }
+            E::MpiCollectiveBegin {} => ("MPI_COLLECTIVE_BEGIN", String::new()),
+            E::MpiCollectiveEnd {
+                collective_op,
+                communicator,
+                root,
+                size_sent,
+                size_received,
+            } => (
+                "MPI_COLLECTIVE_END",
+                format!(
+                    "Operation: {}, Communicator: {}, Root: {}, Sent: {size_sent}, Received: \
+                     {size_received}",
+                    en(*collective_op),
+                    self.p_ref(Type::COMM, *communicator as u64),
+                    // OTF2_COLLECTIVE_ROOT_NONE
+                    if *root == U {
+                        "NONE".to_string()
+                    } else {
+                        self.p_rank(location, *communicator, *root)
+                    }
+                ),
+            ),
             E::Unknown { .. } => panic!("not written"),
         }
     }
 
-    /// A snapshot record as `otf2-print` shows it: record name, time column, rest of the line.
-    fn p_snap(&self, time: u64, record: &SnapRecord) -> (&'static str, u64, String) {
+    /// A snapshot record as `otf2-print` shows it: record name, time column (the original event
+    /// time for records that capture an event), rest of the line.
+    fn p_snap(&self, location: u64, time: u64, record: &SnapRecord) -> (&'static str, u64, String) {
         use SnapRecord as S;
+        if let Some((orig_event_time, event)) = captured_event(record) {
+            let (kind, rest) = self.p_event(location, &event);
+            return (kind, orig_event_time, rest);
+        }
         match record {
             S::SnapshotStart { number_of_records } => (
                 "SNAPSHOT_START",
@@ -2330,74 +2654,40 @@ impl Ctx<'_> {
                 time,
                 format!("Cont. Read Position: {cont_read_pos}"),
             ),
-            S::MeasurementOnOff {
+            S::OmpFork {
                 orig_event_time,
-                mode,
+                number_of_requested_threads,
             } => (
-                "MEASUREMENT_ON_OFF",
+                "OMP_FORK",
                 *orig_event_time,
-                format!("Mode: {}", en(*mode)),
+                format!("# Requested Threads: {number_of_requested_threads}"),
             ),
-            S::Enter {
+            S::OmpAcquireLock {
                 orig_event_time,
-                region,
+                lock_id,
+                acquisition_order,
             } => (
-                "ENTER",
+                "OMP_ACQUIRE_LOCK",
                 *orig_event_time,
-                format!("Region: {}", self.p_region(*region)),
+                format!("Lock: {lock_id}, Acquisition Order: {acquisition_order}"),
             ),
-            S::Metric {
+            S::OmpTaskCreate {
                 orig_event_time,
-                metric,
-                values,
+                task_id,
             } => (
-                "METRIC",
+                "OMP_TASK_CREATE",
                 *orig_event_time,
-                self.p_metric_values(*metric, values),
+                format!("Task: {task_id}"),
             ),
-            S::ParameterString {
+            S::OmpTaskSwitch {
                 orig_event_time,
-                parameter,
-                string,
-            } => {
-                let (k, rest) = self.p_event(
-                    0,
-                    &Event::ParameterString {
-                        parameter: *parameter,
-                        string: *string,
-                    },
-                );
-                (k, *orig_event_time, rest)
-            }
-            S::ParameterInt {
-                orig_event_time,
-                parameter,
-                value,
-            } => {
-                let (k, rest) = self.p_event(
-                    0,
-                    &Event::ParameterInt {
-                        parameter: *parameter,
-                        value: *value,
-                    },
-                );
-                (k, *orig_event_time, rest)
-            }
-            S::ParameterUnsignedInt {
-                orig_event_time,
-                parameter,
-                value,
-            } => {
-                let (k, rest) = self.p_event(
-                    0,
-                    &Event::ParameterUnsignedInt {
-                        parameter: *parameter,
-                        value: *value,
-                    },
-                );
-                (k, *orig_event_time, rest)
-            }
-            S::Unknown { .. } => panic!("not written"),
+                task_id,
+            } => (
+                "OMP_TASK_SWITCH",
+                *orig_event_time,
+                format!("Task: {task_id}"),
+            ),
+            other => panic!("not written: {other:?}"),
         }
     }
 
@@ -2912,6 +3202,95 @@ impl Ctx<'_> {
             E::ProgramEnd { exit_status } => {
                 ("ProgramEnd", vec![("exit_status", ji(*exit_status))])
             }
+            E::MpiSend {
+                receiver,
+                communicator,
+                msg_tag,
+                msg_length,
+            } => (
+                "MpiSend",
+                vec![
+                    ("receiver", ji(*receiver)),
+                    ("communicator", ji(*communicator)),
+                    ("msg_tag", ji(*msg_tag)),
+                    ("msg_length", ji(*msg_length)),
+                ],
+            ),
+            E::MpiIsend {
+                receiver,
+                communicator,
+                msg_tag,
+                msg_length,
+                request_id,
+            } => (
+                "MpiIsend",
+                vec![
+                    ("receiver", ji(*receiver)),
+                    ("communicator", ji(*communicator)),
+                    ("msg_tag", ji(*msg_tag)),
+                    ("msg_length", ji(*msg_length)),
+                    ("request_id", ji(*request_id)),
+                ],
+            ),
+            E::MpiRecv {
+                sender,
+                communicator,
+                msg_tag,
+                msg_length,
+            } => (
+                "MpiRecv",
+                vec![
+                    ("sender", ji(*sender)),
+                    ("communicator", ji(*communicator)),
+                    ("msg_tag", ji(*msg_tag)),
+                    ("msg_length", ji(*msg_length)),
+                ],
+            ),
+            E::MpiIrecv {
+                sender,
+                communicator,
+                msg_tag,
+                msg_length,
+                request_id,
+            } => (
+                "MpiIrecv",
+                vec![
+                    ("sender", ji(*sender)),
+                    ("communicator", ji(*communicator)),
+                    ("msg_tag", ji(*msg_tag)),
+                    ("msg_length", ji(*msg_length)),
+                    ("request_id", ji(*request_id)),
+                ],
+            ),
+            E::MpiIsendComplete { request_id } => {
+                ("MpiIsendComplete", vec![("request_id", ji(*request_id))])
+            }
+            E::MpiIrecvRequest { request_id } => {
+                ("MpiIrecvRequest", vec![("request_id", ji(*request_id))])
+            }
+            E::MpiRequestTest { request_id } => {
+                ("MpiRequestTest", vec![("request_id", ji(*request_id))])
+            }
+            E::MpiRequestCancelled { request_id } => {
+                ("MpiRequestCancelled", vec![("request_id", ji(*request_id))])
+            }
+            E::MpiCollectiveBegin {} => ("MpiCollectiveBegin", vec![]),
+            E::MpiCollectiveEnd {
+                collective_op,
+                communicator,
+                root,
+                size_sent,
+                size_received,
+            } => (
+                "MpiCollectiveEnd",
+                vec![
+                    ("collective_op", js(&en(*collective_op))),
+                    ("communicator", ji(*communicator)),
+                    ("root", ji(*root)),
+                    ("size_sent", ji(*size_sent)),
+                    ("size_received", ji(*size_received)),
+                ],
+            ),
             E::Unknown { .. } => panic!("not written"),
         };
         let attributes = attributes
@@ -2932,6 +3311,136 @@ impl Ctx<'_> {
         ]);
         jobj(fields)
     }
+}
+
+/// The event a snapshot record captures, with the time that event happened.
+fn captured_event(record: &SnapRecord) -> Option<(u64, Event)> {
+    use Event as E;
+    use SnapRecord as S;
+    Some(match record.clone() {
+        S::MeasurementOnOff {
+            orig_event_time,
+            mode,
+        } => (orig_event_time, E::MeasurementOnOff { mode }),
+        S::Enter {
+            orig_event_time,
+            region,
+        } => (orig_event_time, E::Enter { region }),
+        S::MpiSend {
+            orig_event_time,
+            receiver,
+            communicator,
+            msg_tag,
+            msg_length,
+        } => (
+            orig_event_time,
+            E::MpiSend {
+                receiver,
+                communicator,
+                msg_tag,
+                msg_length,
+            },
+        ),
+        S::MpiIsend {
+            orig_event_time,
+            receiver,
+            communicator,
+            msg_tag,
+            msg_length,
+            request_id,
+        } => (
+            orig_event_time,
+            E::MpiIsend {
+                receiver,
+                communicator,
+                msg_tag,
+                msg_length,
+                request_id,
+            },
+        ),
+        S::MpiIsendComplete {
+            orig_event_time,
+            request_id,
+        } => (orig_event_time, E::MpiIsendComplete { request_id }),
+        S::MpiRecv {
+            orig_event_time,
+            sender,
+            communicator,
+            msg_tag,
+            msg_length,
+        } => (
+            orig_event_time,
+            E::MpiRecv {
+                sender,
+                communicator,
+                msg_tag,
+                msg_length,
+            },
+        ),
+        S::MpiIrecvRequest {
+            orig_event_time,
+            request_id,
+        } => (orig_event_time, E::MpiIrecvRequest { request_id }),
+        S::MpiIrecv {
+            orig_event_time,
+            sender,
+            communicator,
+            msg_tag,
+            msg_length,
+            request_id,
+        } => (
+            orig_event_time,
+            E::MpiIrecv {
+                sender,
+                communicator,
+                msg_tag,
+                msg_length,
+                request_id,
+            },
+        ),
+        S::MpiCollectiveBegin { orig_event_time } => (orig_event_time, E::MpiCollectiveBegin {}),
+        S::MpiCollectiveEnd {
+            orig_event_time,
+            collective_op,
+            communicator,
+            root,
+            size_sent,
+            size_received,
+        } => (
+            orig_event_time,
+            E::MpiCollectiveEnd {
+                collective_op,
+                communicator,
+                root,
+                size_sent,
+                size_received,
+            },
+        ),
+        S::Metric {
+            orig_event_time,
+            metric,
+            values,
+        } => (orig_event_time, E::Metric { metric, values }),
+        S::ParameterString {
+            orig_event_time,
+            parameter,
+            string,
+        } => (orig_event_time, E::ParameterString { parameter, string }),
+        S::ParameterInt {
+            orig_event_time,
+            parameter,
+            value,
+        } => (orig_event_time, E::ParameterInt { parameter, value }),
+        S::ParameterUnsignedInt {
+            orig_event_time,
+            parameter,
+            value,
+        } => (
+            orig_event_time,
+            E::ParameterUnsignedInt { parameter, value },
+        ),
+        _ => return None,
+    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -3075,6 +3584,16 @@ fn event_kind(e: &Event) -> &'static str {
         E::ThreadTaskComplete { .. } => "ThreadTaskComplete",
         E::ProgramBegin { .. } => "ProgramBegin",
         E::ProgramEnd { .. } => "ProgramEnd",
+        E::MpiSend { .. } => "MpiSend",
+        E::MpiIsend { .. } => "MpiIsend",
+        E::MpiIsendComplete { .. } => "MpiIsendComplete",
+        E::MpiIrecvRequest { .. } => "MpiIrecvRequest",
+        E::MpiRecv { .. } => "MpiRecv",
+        E::MpiIrecv { .. } => "MpiIrecv",
+        E::MpiRequestTest { .. } => "MpiRequestTest",
+        E::MpiRequestCancelled { .. } => "MpiRequestCancelled",
+        E::MpiCollectiveBegin { .. } => "MpiCollectiveBegin",
+        E::MpiCollectiveEnd { .. } => "MpiCollectiveEnd",
         E::Unknown { .. } => "Unknown",
     }
 }
@@ -3489,6 +4008,25 @@ fn metric_and_parameter_events() {
 }
 
 #[test]
+fn mpi_point_to_point_events() {
+    check_events(&[
+        "MpiSend",
+        "MpiIsend",
+        "MpiIsendComplete",
+        "MpiIrecvRequest",
+        "MpiRecv",
+        "MpiIrecv",
+        "MpiRequestTest",
+        "MpiRequestCancelled",
+    ]);
+}
+
+#[test]
+fn mpi_collective_events() {
+    check_events(&["MpiCollectiveBegin", "MpiCollectiveEnd"]);
+}
+
+#[test]
 fn attribute_lists_with_every_attribute_type() {
     // Every event kind is written, and attribute lists carry every attribute type (twice: the
     // extremes in one list, the other extremes in reverse order in another).
@@ -3500,7 +4038,7 @@ fn attribute_lists_with_every_attribute_type() {
         .collect();
     kinds.sort_unstable();
     kinds.dedup();
-    assert_eq!(kinds.len(), 19, "{kinds:?}");
+    assert_eq!(kinds.len(), 29, "{kinds:?}");
     for first in [true, false] {
         let list = all_types_list(first);
         let mut types: Vec<Type> = list.entries().iter().map(|e| e.1.value_type).collect();
@@ -3525,7 +4063,7 @@ fn snapshots() {
         .iter()
         .flat_map(|(location, records)| {
             records.iter().map(move |(time, list, record)| {
-                let (kind, column, rest) = ctx.p_snap(*time, record);
+                let (kind, column, rest) = ctx.p_snap(*location, *time, record);
                 printed(
                     kind,
                     vec![location.to_string(), column.to_string()],
@@ -3547,7 +4085,7 @@ fn snapshots() {
         .collect();
     kinds.sort_unstable();
     kinds.dedup();
-    assert_eq!(kinds.len(), 8, "every snapshot record kind");
+    assert_eq!(kinds.len(), 20, "every snapshot record kind");
 
     // Our reader; L1 has the empty .snap file `finish` wrote.
     let reader = ArchiveReader::open(&w.anchor).unwrap();

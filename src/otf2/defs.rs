@@ -5,7 +5,8 @@
 //! anchor file.
 
 use super::chunk::DefChunks;
-use super::types::{GlobalDef, LocalDef};
+use super::records::{GlobalDef, LocalDef};
+use super::types::IdMap;
 
 /// Writes `NAME.def`. Order matters to the Python reader: a definition must come after every
 /// definition it references, and ClockProperties exactly once (best first).
@@ -66,8 +67,8 @@ impl LocalDefWriter {
     pub fn write(&mut self, def: &LocalDef) {
         if let LocalDef::MappingTable { map, .. } = def {
             let empty = match map {
-                super::types::IdMap::Dense(v) => v.is_empty(),
-                super::types::IdMap::Sparse(v) => v.is_empty(),
+                IdMap::Dense(v) => v.is_empty(),
+                IdMap::Sparse(v) => v.is_empty(),
             };
             if empty {
                 return;

@@ -9,7 +9,7 @@
 use std::io;
 
 use super::chunk::*;
-use super::records::{self, attribute_list_bound, event_id, length_field_bound};
+use super::records::{self, attribute_list_bound, event_id, length_field_bound, Event, SnapRecord};
 use super::types::*;
 use super::wire::{put_cu32_at, put_framed};
 use super::TIMESTAMP;

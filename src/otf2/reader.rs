@@ -14,7 +14,9 @@ use super::chunk::{
     CHUNK_HEADER, CHUNK_HEADER_LEN, END_OF_CHUNK, END_OF_FILE, LITTLE_ENDIAN, MAX_CHUNK_SIZE,
     MIN_CHUNK_SIZE,
 };
-use super::records::{get_attribute_list_payload, singleton_event};
+use super::records::{
+    get_attribute_list_payload, singleton_event, Event, GlobalDef, LocalDef, SnapRecord,
+};
 use super::types::*;
 use super::wire::{DecodeError, DecodeResult, Decoder};
 use super::{ATTRIBUTE_LIST, TIMESTAMP};

@@ -1,6 +1,8 @@
-//! Record ids, payload encoding and decoding of every record kind this crate knows, and the
-//! payload size bounds libotf2 uses to decide chunk breaks and length forms (needed for
-//! byte-identical output).
+//! Every OTF2 record kind this crate knows, each described once in the tables at the end of this
+//! file: its id, its fields in wire order with their wire types. From that description
+//! `record_table!` generates the Rust enum, the record ids, the payload encoder and decoder and
+//! libotf2's payload size bound (libotf2 decides chunk breaks and length forms by that bound,
+//! so byte-identical output needs it).
 //!
 //! Payload layouts follow the wire order of OTF2 3.0: fields sorted by the version that
 //! introduced them, attic fields still present.
@@ -8,88 +10,239 @@
 use super::types::*;
 use super::wire::*;
 
-/// Event record ids.
-pub mod event_id {
-    pub const BUFFER_FLUSH: u8 = 10;
-    pub const MEASUREMENT_ON_OFF: u8 = 11;
-    pub const ENTER: u8 = 12;
-    pub const LEAVE: u8 = 13;
-    pub const METRIC: u8 = 31;
-    pub const PARAMETER_STRING: u8 = 32;
-    pub const PARAMETER_INT: u8 = 33;
-    pub const PARAMETER_UNSIGNED_INT: u8 = 34;
-    pub const THREAD_FORK: u8 = 53;
-    pub const THREAD_JOIN: u8 = 54;
-    pub const THREAD_TEAM_BEGIN: u8 = 55;
-    pub const THREAD_TEAM_END: u8 = 56;
-    pub const THREAD_ACQUIRE_LOCK: u8 = 57;
-    pub const THREAD_RELEASE_LOCK: u8 = 58;
-    pub const THREAD_TASK_CREATE: u8 = 59;
-    pub const THREAD_TASK_SWITCH: u8 = 60;
-    pub const THREAD_TASK_COMPLETE: u8 = 61;
-    pub const PROGRAM_BEGIN: u8 = 83;
-    pub const PROGRAM_END: u8 = 84;
+/// How one field travels: its encoding, its decoding and libotf2's upper bound of its size.
+pub trait WireCodec<T> {
+    fn put(buf: &mut Vec<u8>, value: &T);
+    fn get(d: &mut Decoder) -> DecodeResult<T>;
+    fn bound(value: &T) -> usize;
 }
 
-/// Global definition record ids.
-pub mod def_id {
-    pub const CLOCK_PROPERTIES: u8 = 5;
-    pub const PARADIGM: u8 = 6;
-    pub const PARADIGM_PROPERTY: u8 = 7;
-    pub const STRING: u8 = 10;
-    pub const ATTRIBUTE: u8 = 11;
-    pub const SYSTEM_TREE_NODE: u8 = 12;
-    pub const LOCATION_GROUP: u8 = 13;
-    pub const LOCATION: u8 = 14;
-    pub const REGION: u8 = 15;
-    pub const CALLSITE: u8 = 16;
-    pub const GROUP: u8 = 18;
-    pub const METRIC_MEMBER: u8 = 19;
-    pub const METRIC_CLASS: u8 = 20;
-    pub const METRIC_INSTANCE: u8 = 21;
-    pub const COMM: u8 = 22;
-    pub const PARAMETER: u8 = 23;
-    pub const METRIC_CLASS_RECORDER: u8 = 25;
-    pub const SYSTEM_TREE_NODE_PROPERTY: u8 = 26;
-    pub const SYSTEM_TREE_NODE_DOMAIN: u8 = 27;
-    pub const LOCATION_GROUP_PROPERTY: u8 = 28;
-    pub const LOCATION_PROPERTY: u8 = 29;
-    pub const INTERRUPT_GENERATOR: u8 = 36;
-    /// Local definitions only.
-    pub const MAPPING_TABLE: u8 = 5;
-    pub const CLOCK_OFFSET: u8 = 6;
-}
-
-/// Snapshot record ids.
-pub mod snap_id {
-    pub const SNAPSHOT_START: u8 = 10;
-    pub const SNAPSHOT_END: u8 = 11;
-    pub const MEASUREMENT_ON_OFF: u8 = 12;
-    pub const ENTER: u8 = 13;
-    pub const METRIC: u8 = 26;
-    pub const PARAMETER_STRING: u8 = 27;
-    pub const PARAMETER_INT: u8 = 28;
-    pub const PARAMETER_UNSIGNED_INT: u8 = 29;
-}
-
-/// Event records written without a length field (the OTF2 1.0/1.1 one-value events), with
-/// whether their value is 64-bit.
-pub fn singleton_event(id: u8) -> Option<bool> {
-    match id {
-        12 | 13 | 24 => Some(false),
-        16 | 17 | 20 | 21 | 28 | 29 | 30 => Some(true),
-        _ => None,
-    }
-}
+/// A NUL-terminated string.
+pub struct Cstr;
+/// A type byte, then the value encoded as that type says.
+pub struct Typed;
+/// A metric value: a type byte, then the raw 64 bits compressed whatever the type.
+pub struct MetricValue;
+/// A property value: the attic `stringValue` (the value itself when it is a string, UNDEFINED
+/// otherwise), then a typed value.
+pub struct Property;
+/// A mapping table's id map: count, dense/sparse mode byte, the ids.
+pub struct IdMapWire;
+/// A count in codec `N`, then that many elements in codec `E`.
+pub struct Counted<N, E>(std::marker::PhantomData<(N, E)>);
 
 // Upper bounds libotf2 assumes per wire type.
 const B_U8: usize = 1;
 const B_U64: usize = 8;
 const B_CU32: usize = 5;
 const B_CU64: usize = 9;
-const B_CI64: usize = 9;
 /// One attribute-list entry: attribute id, type byte, value.
 const B_ATTRIBUTE_ENTRY: usize = 15;
+
+/// Codecs of one primitive value, for that primitive and every type convertible to and from it
+/// (the enumerations, the bit sets).
+macro_rules! primitive_codecs {
+    ($($(#[$doc:meta])* $codec:ident($raw:ty): $put:path, $get:path, $bound:expr;)*) => {$(
+        $(#[$doc])*
+        pub struct $codec;
+
+        impl<T: Copy + Into<$raw> + From<$raw>> WireCodec<T> for $codec {
+            fn put(buf: &mut Vec<u8>, value: &T) {
+                $put(buf, (*value).into())
+            }
+            fn get(d: &mut Decoder) -> DecodeResult<T> {
+                $get(d).map(T::from)
+            }
+            fn bound(_: &T) -> usize {
+                $bound
+            }
+        }
+    )*};
+}
+
+primitive_codecs! {
+    /// One byte.
+    U8(u8): put_u8, Decoder::u8, B_U8;
+    /// Fixed-width little-endian 64 bits (timestamps).
+    U64(u64): put_u64, Decoder::u64, B_U64;
+    /// Compressed unsigned 32 bits.
+    Cu32(u32): put_cu32, Decoder::cu32, B_CU32;
+    /// Compressed unsigned 64 bits.
+    Cu64(u64): put_cu64, Decoder::cu64, B_CU64;
+    /// Compressed signed 64 bits.
+    Ci64(i64): put_ci64, Decoder::ci64, B_CU64;
+    /// An IEEE double by its bits.
+    F64(f64): put_f64, Decoder::f64, B_U64;
+}
+
+impl WireCodec<String> for Cstr {
+    fn put(buf: &mut Vec<u8>, value: &String) {
+        put_cstr(buf, value.as_bytes());
+    }
+    fn get(d: &mut Decoder) -> DecodeResult<String> {
+        d.cstr()
+    }
+    fn bound(value: &String) -> usize {
+        value.len() + 1
+    }
+}
+
+impl WireCodec<TypedValue> for Typed {
+    fn put(buf: &mut Vec<u8>, value: &TypedValue) {
+        put_u8(buf, value.value_type.0);
+        put_typed_value(buf, *value);
+    }
+    fn get(d: &mut Decoder) -> DecodeResult<TypedValue> {
+        let value_type = Type(d.u8()?);
+        get_typed_value(d, value_type)
+    }
+    fn bound(_: &TypedValue) -> usize {
+        B_U8 + B_CU64
+    }
+}
+
+impl WireCodec<TypedValue> for MetricValue {
+    fn put(buf: &mut Vec<u8>, value: &TypedValue) {
+        put_u8(buf, value.value_type.0);
+        put_cu64(buf, value.raw);
+    }
+    fn get(d: &mut Decoder) -> DecodeResult<TypedValue> {
+        let value_type = Type(d.u8()?);
+        Ok(TypedValue::new(value_type, d.cu64()?))
+    }
+    fn bound(_: &TypedValue) -> usize {
+        B_U8 + B_CU64
+    }
+}
+
+impl WireCodec<TypedValue> for Property {
+    fn put(buf: &mut Vec<u8>, value: &TypedValue) {
+        let attic = if value.value_type == Type::STRING {
+            value.raw as u32
+        } else {
+            UNDEFINED_U32
+        };
+        put_cu32(buf, attic);
+        Typed::put(buf, value);
+    }
+    /// A writer older than the typed value wrote only the string.
+    fn get(d: &mut Decoder) -> DecodeResult<TypedValue> {
+        let attic = d.cu32()?;
+        if d.is_empty() {
+            return Ok(TypedValue::new(Type::STRING, attic as u64));
+        }
+        Typed::get(d)
+    }
+    fn bound(value: &TypedValue) -> usize {
+        B_CU32 + Typed::bound(value)
+    }
+}
+
+impl WireCodec<IdMap> for IdMapWire {
+    fn put(buf: &mut Vec<u8>, value: &IdMap) {
+        match value {
+            IdMap::Dense(globals) => {
+                put_cu64(buf, globals.len() as u64);
+                put_u8(buf, 0);
+                for g in globals {
+                    put_cu64(buf, *g);
+                }
+            }
+            IdMap::Sparse(pairs) => {
+                put_cu64(buf, pairs.len() as u64);
+                put_u8(buf, 1);
+                for (l, g) in pairs {
+                    put_cu64(buf, *l);
+                    put_cu64(buf, *g);
+                }
+            }
+        }
+    }
+    fn get(d: &mut Decoder) -> DecodeResult<IdMap> {
+        let n = d.cu64()?;
+        let mode_at = d.offset();
+        Ok(match d.u8()? {
+            0 => IdMap::Dense((0..n).map(|_| d.cu64()).collect::<DecodeResult<_>>()?),
+            1 => IdMap::Sparse(
+                (0..n)
+                    .map(|_| Ok((d.cu64()?, d.cu64()?)))
+                    .collect::<DecodeResult<_>>()?,
+            ),
+            m => {
+                return Err(DecodeError {
+                    offset: mode_at,
+                    message: format!("unknown id map mode {m}"),
+                })
+            }
+        })
+    }
+    fn bound(value: &IdMap) -> usize {
+        let ids = match value {
+            IdMap::Dense(globals) => globals.len(),
+            IdMap::Sparse(pairs) => 2 * pairs.len(),
+        };
+        B_CU64 + B_U8 + ids * B_CU64
+    }
+}
+
+/// The codecs an array count can be written in.
+pub trait CountCodec {
+    const BOUND: usize;
+    fn put_count(buf: &mut Vec<u8>, n: usize);
+    fn get_count(d: &mut Decoder) -> DecodeResult<usize>;
+}
+
+impl CountCodec for U8 {
+    const BOUND: usize = B_U8;
+    fn put_count(buf: &mut Vec<u8>, n: usize) {
+        put_u8(buf, n as u8);
+    }
+    fn get_count(d: &mut Decoder) -> DecodeResult<usize> {
+        Ok(d.u8()? as usize)
+    }
+}
+
+impl CountCodec for Cu32 {
+    const BOUND: usize = B_CU32;
+    fn put_count(buf: &mut Vec<u8>, n: usize) {
+        put_cu32(buf, n as u32);
+    }
+    fn get_count(d: &mut Decoder) -> DecodeResult<usize> {
+        Ok(d.cu32()? as usize)
+    }
+}
+
+impl<T, N: CountCodec, E: WireCodec<T>> WireCodec<Vec<T>> for Counted<N, E> {
+    fn put(buf: &mut Vec<u8>, value: &Vec<T>) {
+        N::put_count(buf, value.len());
+        for element in value {
+            E::put(buf, element);
+        }
+    }
+    fn get(d: &mut Decoder) -> DecodeResult<Vec<T>> {
+        let n = N::get_count(d)?;
+        // The count is untrusted input: grow as elements really arrive.
+        let mut elements = Vec::with_capacity(n.min(1024));
+        for _ in 0..n {
+            elements.push(E::get(d)?);
+        }
+        Ok(elements)
+    }
+    fn bound(value: &Vec<T>) -> usize {
+        N::BOUND + value.iter().map(E::bound).sum::<usize>()
+    }
+}
+
+/// The compressed codecs a singleton event's one value can have, by width.
+pub trait SingletonCodec {
+    const WIDE: bool;
+}
+impl SingletonCodec for Cu32 {
+    const WIDE: bool = false;
+}
+impl SingletonCodec for Cu64 {
+    const WIDE: bool = true;
+}
 
 /// The room libotf2 reserves for the length field of a record with this payload bound.
 pub fn length_field_bound(payload_bound: usize) -> usize {
@@ -115,20 +268,7 @@ pub fn put_typed_value(buf: &mut Vec<u8>, v: TypedValue) {
         Type::INT64 => put_ci64(buf, v.raw as i64),
         Type::FLOAT => put_u32(buf, v.raw as u32),
         Type::DOUBLE => put_u64(buf, v.raw),
-        Type::STRING
-        | Type::ATTRIBUTE
-        | Type::REGION
-        | Type::GROUP
-        | Type::METRIC
-        | Type::COMM
-        | Type::PARAMETER
-        | Type::RMA_WIN
-        | Type::SOURCE_CODE_LOCATION
-        | Type::CALLING_CONTEXT
-        | Type::INTERRUPT_GENERATOR
-        | Type::IO_FILE
-        | Type::IO_HANDLE
-        | Type::LOCATION_GROUP => put_cu32(buf, v.raw as u32),
+        t if is_32bit_reference(t) => put_cu32(buf, v.raw as u32),
         // UINT64, LOCATION, NONE and unknown types.
         _ => put_cu64(buf, v.raw),
     }
@@ -145,23 +285,31 @@ pub fn get_typed_value(d: &mut Decoder, value_type: Type) -> DecodeResult<TypedV
         Type::INT64 => d.ci64()? as u64,
         Type::FLOAT => d.u32()? as u64,
         Type::DOUBLE => d.u64()?,
-        Type::STRING
-        | Type::ATTRIBUTE
-        | Type::REGION
-        | Type::GROUP
-        | Type::METRIC
-        | Type::COMM
-        | Type::PARAMETER
-        | Type::RMA_WIN
-        | Type::SOURCE_CODE_LOCATION
-        | Type::CALLING_CONTEXT
-        | Type::INTERRUPT_GENERATOR
-        | Type::IO_FILE
-        | Type::IO_HANDLE
-        | Type::LOCATION_GROUP => d.cu32()? as u64,
+        t if is_32bit_reference(t) => d.cu32()? as u64,
         _ => d.cu64()?,
     };
     Ok(TypedValue::new(value_type, raw))
+}
+
+/// References to definitions are compressed 32-bit values, except LOCATION (64-bit).
+fn is_32bit_reference(t: Type) -> bool {
+    matches!(
+        t,
+        Type::STRING
+            | Type::ATTRIBUTE
+            | Type::REGION
+            | Type::GROUP
+            | Type::METRIC
+            | Type::COMM
+            | Type::PARAMETER
+            | Type::RMA_WIN
+            | Type::SOURCE_CODE_LOCATION
+            | Type::CALLING_CONTEXT
+            | Type::INTERRUPT_GENERATOR
+            | Type::IO_FILE
+            | Type::IO_HANDLE
+            | Type::LOCATION_GROUP
+    )
 }
 
 /// The whole attribute-list record (id, length, payload) in libotf2's length form.
@@ -170,8 +318,7 @@ pub fn put_attribute_list(buf: &mut Vec<u8>, list: &AttributeList) {
     put_cu32(&mut payload, list.len() as u32);
     for &(attribute, value) in list.entries() {
         put_cu32(&mut payload, attribute);
-        put_u8(&mut payload, value.value_type.0);
-        put_typed_value(&mut payload, value);
+        Typed::put(&mut payload, &value);
     }
     let bound = list.len() * B_ATTRIBUTE_ENTRY + B_CU32;
     put_framed(buf, super::ATTRIBUTE_LIST, &payload, bound >= 255);
@@ -183,8 +330,7 @@ pub fn get_attribute_list_payload(d: &mut Decoder) -> DecodeResult<AttributeList
     for _ in 0..count {
         let at = d.offset();
         let attribute = d.cu32()?;
-        let value_type = Type(d.u8()?);
-        let value = get_typed_value(d, value_type)?;
+        let value = Typed::get(d)?;
         if entries.iter().any(|(a, _)| *a == attribute) {
             return Err(DecodeError {
                 offset: at,
@@ -196,1023 +342,529 @@ pub fn get_attribute_list_payload(d: &mut Decoder) -> DecodeResult<AttributeList
     Ok(AttributeList::from_entries(entries))
 }
 
-fn put_metric_values(buf: &mut Vec<u8>, values: &[TypedValue]) {
-    put_u8(buf, values.len() as u8);
-    for v in values {
-        put_u8(buf, v.value_type.0);
-        // Metric values are the raw 64 bits whatever the type.
-        put_cu64(buf, v.raw);
+/// Event records written without a length field, with whether their value is 64-bit: the
+/// singletons of the tables, and the OTF2 1.0 OpenMP events (superseded by the Thread* events,
+/// read as `Event::Unknown`).
+pub fn singleton_event(id: u8) -> Option<bool> {
+    const ATTIC_OMP_FORK: u8 = 24;
+    const ATTIC_OMP_TASK_EVENTS: std::ops::RangeInclusive<u8> = 28..=30;
+    match id {
+        ATTIC_OMP_FORK => Some(false),
+        id if ATTIC_OMP_TASK_EVENTS.contains(&id) => Some(true),
+        id => Event::singleton_width(id),
     }
 }
 
-fn get_metric_values(d: &mut Decoder) -> DecodeResult<Vec<TypedValue>> {
-    let n = d.u8()?;
-    (0..n)
-        .map(|_| {
-            let t = Type(d.u8()?);
-            Ok(TypedValue::new(t, d.cu64()?))
-        })
-        .collect()
-}
+/// Generates one family of records (an enum with an `Unknown` variant for what a reader meets
+/// but this crate does not decode), the module of its record ids, and `record_id`,
+/// `payload_bound`, `is_singleton`, `encode_payload` and `decode`.
+///
+/// Each record: `CONST = id [singleton]? => Variant { fields }`, `[singleton]` for the
+/// events written without a length field (one compressed value). Each field, in wire order:
+/// * `name: Type as Codec`: stored and written;
+/// * `name: Type as Codec = default`: a field newer than the record, read only if bytes remain
+///   (older writers omit it), else `default` (which may name fields decoded before it);
+/// * `name: Type as Codec => value`: an attic field, written from `value` (an expression over
+///   the other fields, bound by reference) and skipped when read; not part of the enum.
+macro_rules! record_table {
+    (
+        $(#[$enum_meta:meta])*
+        pub enum $Enum:ident, ids in $ids:ident {
+            $(
+                $(#[$variant_meta:meta])*
+                $CONST:ident = $id:literal $([$singleton:ident])? => $Variant:ident {
+                    $(
+                        $field:ident : $ty:ty as $codec:ty
+                        $(= $newer_default:expr)? $(=> $attic_value:expr)?
+                    ),* $(,)?
+                }
+            ),* $(,)?
+        }
+    ) => {
+        #[doc = concat!("Record ids of [`", stringify!($Enum), "`].")]
+        pub mod $ids {
+            $(pub const $CONST: u8 = $id;)*
+        }
 
-/// Property records carry the attic `stringValue`: the value itself when it is a string,
-/// UNDEFINED otherwise.
-fn put_property_value(buf: &mut Vec<u8>, value: TypedValue) {
-    let attic = if value.value_type == Type::STRING {
-        value.raw as u32
-    } else {
-        UNDEFINED_U32
+        $(#[$enum_meta])*
+        pub enum $Enum {
+            $(
+                $(#[$variant_meta])*
+                $Variant {
+                    $(
+                        $(#[cfg(any())] #[doc = stringify!($attic_value)])?
+                        $field: $ty,
+                    )*
+                },
+            )*
+            /// A record this crate does not decode (reader only).
+            Unknown { record_id: u8, payload: Vec<u8> },
+        }
+
+        impl $Enum {
+            pub fn record_id(&self) -> u8 {
+                match self {
+                    $(Self::$Variant { .. } => $ids::$CONST,)*
+                    Self::Unknown { record_id, .. } => *record_id,
+                }
+            }
+
+            /// libotf2's upper bound of the payload (decides chunk breaks and the length form).
+            pub fn payload_bound(&self) -> usize {
+                match self {
+                    $(
+                        Self::$Variant {
+                            $($(#[cfg(any())] #[doc = stringify!($attic_value)])? $field,)*
+                        } => 0 $(+ <$codec as WireCodec<$ty>>::bound(
+                            field_value!($field $(=> $attic_value)?)
+                        ))*,
+                    )*
+                    Self::Unknown { payload, .. } => payload.len(),
+                }
+            }
+
+            /// Whether the record is written without a length field.
+            pub fn is_singleton(&self) -> bool {
+                match self {
+                    $(Self::$Variant { .. } => is_singleton!($($singleton)?),)*
+                    Self::Unknown { .. } => false,
+                }
+            }
+
+            /// For the singleton record `id`: whether its value is 64-bit.
+            pub fn singleton_width(id: u8) -> Option<bool> {
+                match id {
+                    $($ids::$CONST => singleton_width!($($singleton)?; $($codec),*),)*
+                    _ => None,
+                }
+            }
+
+            pub fn encode_payload(&self, buf: &mut Vec<u8>) {
+                match self {
+                    $(
+                        Self::$Variant {
+                            $($(#[cfg(any())] #[doc = stringify!($attic_value)])? $field,)*
+                        } => {
+                            $(<$codec as WireCodec<$ty>>::put(
+                                buf,
+                                field_value!($field $(=> $attic_value)?),
+                            );)*
+                        }
+                    )*
+                    Self::Unknown { payload, .. } => buf.extend_from_slice(payload),
+                }
+            }
+
+            /// Decodes a payload; `d` spans exactly the record's announced length (extra
+            /// trailing bytes are ignored, as the reference reader does).
+            #[allow(unused_variables)] // attic fields are read and dropped
+            pub fn decode(id: u8, d: &mut Decoder) -> DecodeResult<Self> {
+                Ok(match id {
+                    $(
+                        $ids::$CONST => {
+                            $(
+                                let $field: $ty =
+                                    decode_field!(d, $codec, $ty $(, $newer_default)?);
+                            )*
+                            Self::$Variant {
+                                $($(#[cfg(any())] #[doc = stringify!($attic_value)])? $field,)*
+                            }
+                        }
+                    )*
+                    other => Self::Unknown {
+                        record_id: other,
+                        payload: d.bytes(d.remaining())?.to_vec(),
+                    },
+                })
+            }
+        }
     };
-    put_cu32(buf, attic);
-    put_u8(buf, value.value_type.0);
-    put_typed_value(buf, value);
 }
 
-fn get_property_value(d: &mut Decoder) -> DecodeResult<TypedValue> {
-    let attic = d.cu32()?;
-    if d.is_empty() {
-        return Ok(TypedValue::new(Type::STRING, attic as u64));
-    }
-    let t = Type(d.u8()?);
-    get_typed_value(d, t)
+macro_rules! field_value {
+    ($field:ident) => {
+        $field
+    };
+    ($field:ident => $attic_value:expr) => {
+        &$attic_value
+    };
 }
 
-impl Event {
-    pub fn record_id(&self) -> u8 {
-        use event_id::*;
-        match self {
-            Event::BufferFlush { .. } => BUFFER_FLUSH,
-            Event::MeasurementOnOff { .. } => MEASUREMENT_ON_OFF,
-            Event::Enter { .. } => ENTER,
-            Event::Leave { .. } => LEAVE,
-            Event::Metric { .. } => METRIC,
-            Event::ParameterString { .. } => PARAMETER_STRING,
-            Event::ParameterInt { .. } => PARAMETER_INT,
-            Event::ParameterUnsignedInt { .. } => PARAMETER_UNSIGNED_INT,
-            Event::ThreadFork { .. } => THREAD_FORK,
-            Event::ThreadJoin { .. } => THREAD_JOIN,
-            Event::ThreadTeamBegin { .. } => THREAD_TEAM_BEGIN,
-            Event::ThreadTeamEnd { .. } => THREAD_TEAM_END,
-            Event::ThreadAcquireLock { .. } => THREAD_ACQUIRE_LOCK,
-            Event::ThreadReleaseLock { .. } => THREAD_RELEASE_LOCK,
-            Event::ThreadTaskCreate { .. } => THREAD_TASK_CREATE,
-            Event::ThreadTaskSwitch { .. } => THREAD_TASK_SWITCH,
-            Event::ThreadTaskComplete { .. } => THREAD_TASK_COMPLETE,
-            Event::ProgramBegin { .. } => PROGRAM_BEGIN,
-            Event::ProgramEnd { .. } => PROGRAM_END,
-            Event::Unknown { record_id, .. } => *record_id,
+macro_rules! decode_field {
+    ($d:ident, $codec:ty, $ty:ty) => {
+        <$codec as WireCodec<$ty>>::get($d)?
+    };
+    ($d:ident, $codec:ty, $ty:ty, $newer_default:expr) => {
+        if $d.is_empty() {
+            $newer_default
+        } else {
+            <$codec as WireCodec<$ty>>::get($d)?
         }
-    }
+    };
+}
 
-    /// libotf2's upper bound of the payload (decides chunk breaks and the length form).
-    pub fn payload_bound(&self) -> usize {
-        match self {
-            Event::BufferFlush { .. } => B_U64,
-            Event::MeasurementOnOff { .. } | Event::ThreadJoin { .. } => B_U8,
-            Event::Enter { .. } | Event::Leave { .. } => B_CU32,
-            Event::Metric { values, .. } => B_CU32 + B_U8 + values.len() * (B_U8 + B_CU64),
-            Event::ParameterString { .. } => 2 * B_CU32,
-            Event::ParameterInt { .. } => B_CU32 + B_CI64,
-            Event::ParameterUnsignedInt { .. } => B_CU32 + B_CU64,
-            Event::ThreadFork { .. } => B_U8 + B_CU32,
-            Event::ThreadTeamBegin { .. } | Event::ThreadTeamEnd { .. } => B_CU32,
-            Event::ThreadAcquireLock { .. } | Event::ThreadReleaseLock { .. } => B_U8 + 2 * B_CU32,
-            Event::ThreadTaskCreate { .. }
-            | Event::ThreadTaskSwitch { .. }
-            | Event::ThreadTaskComplete { .. } => 3 * B_CU32,
-            Event::ProgramBegin { arguments, .. } => 2 * B_CU32 + arguments.len() * B_CU32,
-            Event::ProgramEnd { .. } => B_CI64,
-            Event::Unknown { payload, .. } => payload.len(),
-        }
-    }
+macro_rules! is_singleton {
+    () => {
+        false
+    };
+    (singleton) => {
+        true
+    };
+}
 
-    pub fn is_singleton(&self) -> bool {
-        matches!(self, Event::Enter { .. } | Event::Leave { .. })
-    }
+macro_rules! singleton_width {
+    (; $($codec:ty),*) => {
+        None
+    };
+    (singleton; $codec:ty) => {
+        Some(<$codec as SingletonCodec>::WIDE)
+    };
+}
 
-    pub fn encode_payload(&self, buf: &mut Vec<u8>) {
-        match self {
-            Event::BufferFlush { stop_time } => put_u64(buf, *stop_time),
-            Event::MeasurementOnOff { mode } => put_u8(buf, mode.0),
-            Event::Enter { region } | Event::Leave { region } => put_cu32(buf, *region),
-            Event::Metric { metric, values } => {
-                put_cu32(buf, *metric);
-                put_metric_values(buf, values);
-            }
-            Event::ParameterString { parameter, string } => {
-                put_cu32(buf, *parameter);
-                put_cu32(buf, *string);
-            }
-            Event::ParameterInt { parameter, value } => {
-                put_cu32(buf, *parameter);
-                put_ci64(buf, *value);
-            }
-            Event::ParameterUnsignedInt { parameter, value } => {
-                put_cu32(buf, *parameter);
-                put_cu64(buf, *value);
-            }
-            Event::ThreadFork {
-                model,
-                number_of_requested_threads,
-            } => {
-                put_u8(buf, model.0);
-                put_cu32(buf, *number_of_requested_threads);
-            }
-            Event::ThreadJoin { model } => put_u8(buf, model.0),
-            Event::ThreadTeamBegin { team } | Event::ThreadTeamEnd { team } => put_cu32(buf, *team),
-            Event::ThreadAcquireLock {
-                model,
-                lock_id,
-                acquisition_order,
-            }
-            | Event::ThreadReleaseLock {
-                model,
-                lock_id,
-                acquisition_order,
-            } => {
-                put_u8(buf, model.0);
-                put_cu32(buf, *lock_id);
-                put_cu32(buf, *acquisition_order);
-            }
-            Event::ThreadTaskCreate {
-                team,
-                creating_thread,
-                generation_number,
-            }
-            | Event::ThreadTaskSwitch {
-                team,
-                creating_thread,
-                generation_number,
-            }
-            | Event::ThreadTaskComplete {
-                team,
-                creating_thread,
-                generation_number,
-            } => {
-                put_cu32(buf, *team);
-                put_cu32(buf, *creating_thread);
-                put_cu32(buf, *generation_number);
-            }
-            Event::ProgramBegin {
-                program_name,
-                arguments,
-            } => {
-                put_cu32(buf, *program_name);
-                put_cu32(buf, arguments.len() as u32);
-                for a in arguments {
-                    put_cu32(buf, *a);
-                }
-            }
-            Event::ProgramEnd { exit_status } => put_ci64(buf, *exit_status),
-            Event::Unknown { payload, .. } => buf.extend_from_slice(payload),
-        }
-    }
-
-    /// Decodes a payload; `d` spans exactly the record's announced length (extra trailing bytes
-    /// are ignored, as the reference reader does).
-    pub fn decode(id: u8, d: &mut Decoder) -> DecodeResult<Event> {
-        use event_id::*;
-        let task = |d: &mut Decoder| -> DecodeResult<(u32, u32, u32)> {
-            Ok((d.cu32()?, d.cu32()?, d.cu32()?))
-        };
-        let lock = |d: &mut Decoder| -> DecodeResult<(Paradigm, u32, u32)> {
-            Ok((Paradigm(d.u8()?), d.cu32()?, d.cu32()?))
-        };
-        Ok(match id {
-            BUFFER_FLUSH => Event::BufferFlush {
-                stop_time: d.u64()?,
-            },
-            MEASUREMENT_ON_OFF => Event::MeasurementOnOff {
-                mode: MeasurementMode(d.u8()?),
-            },
-            ENTER => Event::Enter { region: d.cu32()? },
-            LEAVE => Event::Leave { region: d.cu32()? },
-            METRIC => Event::Metric {
-                metric: d.cu32()?,
-                values: get_metric_values(d)?,
-            },
-            PARAMETER_STRING => Event::ParameterString {
-                parameter: d.cu32()?,
-                string: d.cu32()?,
-            },
-            PARAMETER_INT => Event::ParameterInt {
-                parameter: d.cu32()?,
-                value: d.ci64()?,
-            },
-            PARAMETER_UNSIGNED_INT => Event::ParameterUnsignedInt {
-                parameter: d.cu32()?,
-                value: d.cu64()?,
-            },
-            THREAD_FORK => Event::ThreadFork {
-                model: Paradigm(d.u8()?),
-                number_of_requested_threads: d.cu32()?,
-            },
-            THREAD_JOIN => Event::ThreadJoin {
-                model: Paradigm(d.u8()?),
-            },
-            THREAD_TEAM_BEGIN => Event::ThreadTeamBegin { team: d.cu32()? },
-            THREAD_TEAM_END => Event::ThreadTeamEnd { team: d.cu32()? },
-            THREAD_ACQUIRE_LOCK => {
-                let (model, lock_id, acquisition_order) = lock(d)?;
-                Event::ThreadAcquireLock {
-                    model,
-                    lock_id,
-                    acquisition_order,
-                }
-            }
-            THREAD_RELEASE_LOCK => {
-                let (model, lock_id, acquisition_order) = lock(d)?;
-                Event::ThreadReleaseLock {
-                    model,
-                    lock_id,
-                    acquisition_order,
-                }
-            }
-            THREAD_TASK_CREATE => {
-                let (team, creating_thread, generation_number) = task(d)?;
-                Event::ThreadTaskCreate {
-                    team,
-                    creating_thread,
-                    generation_number,
-                }
-            }
-            THREAD_TASK_SWITCH => {
-                let (team, creating_thread, generation_number) = task(d)?;
-                Event::ThreadTaskSwitch {
-                    team,
-                    creating_thread,
-                    generation_number,
-                }
-            }
-            THREAD_TASK_COMPLETE => {
-                let (team, creating_thread, generation_number) = task(d)?;
-                Event::ThreadTaskComplete {
-                    team,
-                    creating_thread,
-                    generation_number,
-                }
-            }
-            PROGRAM_BEGIN => {
-                let program_name = d.cu32()?;
-                let n = d.cu32()?;
-                let arguments = (0..n).map(|_| d.cu32()).collect::<DecodeResult<_>>()?;
-                Event::ProgramBegin {
-                    program_name,
-                    arguments,
-                }
-            }
-            PROGRAM_END => Event::ProgramEnd {
-                exit_status: d.ci64()?,
-            },
-            other => {
-                let payload = d.bytes(d.remaining())?.to_vec();
-                Event::Unknown {
-                    record_id: other,
-                    payload,
-                }
-            }
-        })
+record_table! {
+    /// Event records (the `NAME/<L>.evt` files).
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub enum Event, ids in event_id {
+        BUFFER_FLUSH = 10 => BufferFlush { stop_time: u64 as U64 },
+        MEASUREMENT_ON_OFF = 11 => MeasurementOnOff { mode: MeasurementMode as U8 },
+        ENTER = 12 [singleton] => Enter { region: u32 as Cu32 },
+        LEAVE = 13 [singleton] => Leave { region: u32 as Cu32 },
+        MPI_SEND = 14 => MpiSend {
+            receiver: u32 as Cu32,
+            communicator: u32 as Cu32,
+            msg_tag: u32 as Cu32,
+            msg_length: u64 as Cu64,
+        },
+        MPI_ISEND = 15 => MpiIsend {
+            receiver: u32 as Cu32,
+            communicator: u32 as Cu32,
+            msg_tag: u32 as Cu32,
+            msg_length: u64 as Cu64,
+            request_id: u64 as Cu64,
+        },
+        MPI_ISEND_COMPLETE = 16 [singleton] => MpiIsendComplete { request_id: u64 as Cu64 },
+        MPI_IRECV_REQUEST = 17 [singleton] => MpiIrecvRequest { request_id: u64 as Cu64 },
+        MPI_RECV = 18 => MpiRecv {
+            sender: u32 as Cu32,
+            communicator: u32 as Cu32,
+            msg_tag: u32 as Cu32,
+            msg_length: u64 as Cu64,
+        },
+        MPI_IRECV = 19 => MpiIrecv {
+            sender: u32 as Cu32,
+            communicator: u32 as Cu32,
+            msg_tag: u32 as Cu32,
+            msg_length: u64 as Cu64,
+            request_id: u64 as Cu64,
+        },
+        MPI_REQUEST_TEST = 20 [singleton] => MpiRequestTest { request_id: u64 as Cu64 },
+        MPI_REQUEST_CANCELLED = 21 [singleton] => MpiRequestCancelled { request_id: u64 as Cu64 },
+        MPI_COLLECTIVE_BEGIN = 22 => MpiCollectiveBegin {},
+        MPI_COLLECTIVE_END = 23 => MpiCollectiveEnd {
+            collective_op: CollectiveOp as U8,
+            communicator: u32 as Cu32,
+            root: u32 as Cu32,
+            size_sent: u64 as Cu64,
+            size_received: u64 as Cu64,
+        },
+        METRIC = 31 => Metric {
+            metric: u32 as Cu32,
+            values: Vec<TypedValue> as Counted<U8, MetricValue>,
+        },
+        PARAMETER_STRING = 32 => ParameterString { parameter: u32 as Cu32, string: u32 as Cu32 },
+        PARAMETER_INT = 33 => ParameterInt { parameter: u32 as Cu32, value: i64 as Ci64 },
+        PARAMETER_UNSIGNED_INT = 34 => ParameterUnsignedInt {
+            parameter: u32 as Cu32,
+            value: u64 as Cu64,
+        },
+        THREAD_FORK = 53 => ThreadFork {
+            model: Paradigm as U8,
+            number_of_requested_threads: u32 as Cu32,
+        },
+        THREAD_JOIN = 54 => ThreadJoin { model: Paradigm as U8 },
+        THREAD_TEAM_BEGIN = 55 => ThreadTeamBegin { team: u32 as Cu32 },
+        THREAD_TEAM_END = 56 => ThreadTeamEnd { team: u32 as Cu32 },
+        THREAD_ACQUIRE_LOCK = 57 => ThreadAcquireLock {
+            model: Paradigm as U8,
+            lock_id: u32 as Cu32,
+            acquisition_order: u32 as Cu32,
+        },
+        THREAD_RELEASE_LOCK = 58 => ThreadReleaseLock {
+            model: Paradigm as U8,
+            lock_id: u32 as Cu32,
+            acquisition_order: u32 as Cu32,
+        },
+        THREAD_TASK_CREATE = 59 => ThreadTaskCreate {
+            team: u32 as Cu32,
+            creating_thread: u32 as Cu32,
+            generation_number: u32 as Cu32,
+        },
+        THREAD_TASK_SWITCH = 60 => ThreadTaskSwitch {
+            team: u32 as Cu32,
+            creating_thread: u32 as Cu32,
+            generation_number: u32 as Cu32,
+        },
+        THREAD_TASK_COMPLETE = 61 => ThreadTaskComplete {
+            team: u32 as Cu32,
+            creating_thread: u32 as Cu32,
+            generation_number: u32 as Cu32,
+        },
+        PROGRAM_BEGIN = 83 => ProgramBegin {
+            program_name: u32 as Cu32,
+            arguments: Vec<u32> as Counted<Cu32, Cu32>,
+        },
+        PROGRAM_END = 84 => ProgramEnd { exit_status: i64 as Ci64 },
     }
 }
 
-impl SnapRecord {
-    pub fn record_id(&self) -> u8 {
-        use snap_id::*;
-        match self {
-            SnapRecord::SnapshotStart { .. } => SNAPSHOT_START,
-            SnapRecord::SnapshotEnd { .. } => SNAPSHOT_END,
-            SnapRecord::MeasurementOnOff { .. } => MEASUREMENT_ON_OFF,
-            SnapRecord::Enter { .. } => ENTER,
-            SnapRecord::Metric { .. } => METRIC,
-            SnapRecord::ParameterString { .. } => PARAMETER_STRING,
-            SnapRecord::ParameterInt { .. } => PARAMETER_INT,
-            SnapRecord::ParameterUnsignedInt { .. } => PARAMETER_UNSIGNED_INT,
-            SnapRecord::Unknown { record_id, .. } => *record_id,
-        }
-    }
-
-    pub fn payload_bound(&self) -> usize {
-        match self {
-            SnapRecord::SnapshotStart { .. } | SnapRecord::SnapshotEnd { .. } => B_CU64,
-            SnapRecord::MeasurementOnOff { .. } => B_U64 + B_U8,
-            SnapRecord::Enter { .. } => B_U64 + B_CU32,
-            SnapRecord::Metric { values, .. } => {
-                B_U64 + B_CU32 + B_U8 + values.len() * (B_U8 + B_CU64)
-            }
-            SnapRecord::ParameterString { .. } => B_U64 + 2 * B_CU32,
-            SnapRecord::ParameterInt { .. } => B_U64 + B_CU32 + B_CI64,
-            SnapRecord::ParameterUnsignedInt { .. } => B_U64 + B_CU32 + B_CU64,
-            SnapRecord::Unknown { payload, .. } => payload.len(),
-        }
-    }
-
-    pub fn encode_payload(&self, buf: &mut Vec<u8>) {
-        match self {
-            SnapRecord::SnapshotStart { number_of_records } => put_cu64(buf, *number_of_records),
-            SnapRecord::SnapshotEnd { cont_read_pos } => put_cu64(buf, *cont_read_pos),
-            SnapRecord::MeasurementOnOff {
-                orig_event_time,
-                mode,
-            } => {
-                put_u64(buf, *orig_event_time);
-                put_u8(buf, mode.0);
-            }
-            SnapRecord::Enter {
-                orig_event_time,
-                region,
-            } => {
-                put_u64(buf, *orig_event_time);
-                put_cu32(buf, *region);
-            }
-            SnapRecord::Metric {
-                orig_event_time,
-                metric,
-                values,
-            } => {
-                put_u64(buf, *orig_event_time);
-                put_cu32(buf, *metric);
-                put_metric_values(buf, values);
-            }
-            SnapRecord::ParameterString {
-                orig_event_time,
-                parameter,
-                string,
-            } => {
-                put_u64(buf, *orig_event_time);
-                put_cu32(buf, *parameter);
-                put_cu32(buf, *string);
-            }
-            SnapRecord::ParameterInt {
-                orig_event_time,
-                parameter,
-                value,
-            } => {
-                put_u64(buf, *orig_event_time);
-                put_cu32(buf, *parameter);
-                put_ci64(buf, *value);
-            }
-            SnapRecord::ParameterUnsignedInt {
-                orig_event_time,
-                parameter,
-                value,
-            } => {
-                put_u64(buf, *orig_event_time);
-                put_cu32(buf, *parameter);
-                put_cu64(buf, *value);
-            }
-            SnapRecord::Unknown { payload, .. } => buf.extend_from_slice(payload),
-        }
-    }
-
-    pub fn decode(id: u8, d: &mut Decoder) -> DecodeResult<SnapRecord> {
-        use snap_id::*;
-        Ok(match id {
-            SNAPSHOT_START => SnapRecord::SnapshotStart {
-                number_of_records: d.cu64()?,
-            },
-            SNAPSHOT_END => SnapRecord::SnapshotEnd {
-                cont_read_pos: d.cu64()?,
-            },
-            MEASUREMENT_ON_OFF => SnapRecord::MeasurementOnOff {
-                orig_event_time: d.u64()?,
-                mode: MeasurementMode(d.u8()?),
-            },
-            ENTER => SnapRecord::Enter {
-                orig_event_time: d.u64()?,
-                region: d.cu32()?,
-            },
-            METRIC => SnapRecord::Metric {
-                orig_event_time: d.u64()?,
-                metric: d.cu32()?,
-                values: get_metric_values(d)?,
-            },
-            PARAMETER_STRING => SnapRecord::ParameterString {
-                orig_event_time: d.u64()?,
-                parameter: d.cu32()?,
-                string: d.cu32()?,
-            },
-            PARAMETER_INT => SnapRecord::ParameterInt {
-                orig_event_time: d.u64()?,
-                parameter: d.cu32()?,
-                value: d.ci64()?,
-            },
-            PARAMETER_UNSIGNED_INT => SnapRecord::ParameterUnsignedInt {
-                orig_event_time: d.u64()?,
-                parameter: d.cu32()?,
-                value: d.cu64()?,
-            },
-            other => {
-                let payload = d.bytes(d.remaining())?.to_vec();
-                SnapRecord::Unknown {
-                    record_id: other,
-                    payload,
-                }
-            }
-        })
+record_table! {
+    /// Snapshot records (the `NAME/<L>.snap` files): SnapshotStart, the state records (copies
+    /// of events with the time they happened), SnapshotEnd.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub enum SnapRecord, ids in snap_id {
+        SNAPSHOT_START = 10 => SnapshotStart { number_of_records: u64 as Cu64 },
+        SNAPSHOT_END = 11 => SnapshotEnd { cont_read_pos: u64 as Cu64 },
+        MEASUREMENT_ON_OFF = 12 => MeasurementOnOff {
+            orig_event_time: u64 as U64,
+            mode: MeasurementMode as U8,
+        },
+        ENTER = 13 => Enter { orig_event_time: u64 as U64, region: u32 as Cu32 },
+        MPI_SEND = 14 => MpiSend {
+            orig_event_time: u64 as U64,
+            receiver: u32 as Cu32,
+            communicator: u32 as Cu32,
+            msg_tag: u32 as Cu32,
+            msg_length: u64 as Cu64,
+        },
+        MPI_ISEND = 15 => MpiIsend {
+            orig_event_time: u64 as U64,
+            receiver: u32 as Cu32,
+            communicator: u32 as Cu32,
+            msg_tag: u32 as Cu32,
+            msg_length: u64 as Cu64,
+            request_id: u64 as Cu64,
+        },
+        MPI_ISEND_COMPLETE = 16 => MpiIsendComplete {
+            orig_event_time: u64 as U64,
+            request_id: u64 as Cu64,
+        },
+        MPI_RECV = 17 => MpiRecv {
+            orig_event_time: u64 as U64,
+            sender: u32 as Cu32,
+            communicator: u32 as Cu32,
+            msg_tag: u32 as Cu32,
+            msg_length: u64 as Cu64,
+        },
+        MPI_IRECV_REQUEST = 18 => MpiIrecvRequest {
+            orig_event_time: u64 as U64,
+            request_id: u64 as Cu64,
+        },
+        MPI_IRECV = 19 => MpiIrecv {
+            orig_event_time: u64 as U64,
+            sender: u32 as Cu32,
+            communicator: u32 as Cu32,
+            msg_tag: u32 as Cu32,
+            msg_length: u64 as Cu64,
+            request_id: u64 as Cu64,
+        },
+        MPI_COLLECTIVE_BEGIN = 20 => MpiCollectiveBegin { orig_event_time: u64 as U64 },
+        MPI_COLLECTIVE_END = 21 => MpiCollectiveEnd {
+            orig_event_time: u64 as U64,
+            collective_op: CollectiveOp as U8,
+            communicator: u32 as Cu32,
+            root: u32 as Cu32,
+            size_sent: u64 as Cu64,
+            size_received: u64 as Cu64,
+        },
+        OMP_FORK = 22 => OmpFork {
+            orig_event_time: u64 as U64,
+            number_of_requested_threads: u32 as Cu32,
+        },
+        OMP_ACQUIRE_LOCK = 23 => OmpAcquireLock {
+            orig_event_time: u64 as U64,
+            lock_id: u32 as Cu32,
+            acquisition_order: u32 as Cu32,
+        },
+        OMP_TASK_CREATE = 24 => OmpTaskCreate { orig_event_time: u64 as U64, task_id: u64 as Cu64 },
+        OMP_TASK_SWITCH = 25 => OmpTaskSwitch { orig_event_time: u64 as U64, task_id: u64 as Cu64 },
+        METRIC = 26 => Metric {
+            orig_event_time: u64 as U64,
+            metric: u32 as Cu32,
+            values: Vec<TypedValue> as Counted<U8, MetricValue>,
+        },
+        PARAMETER_STRING = 27 => ParameterString {
+            orig_event_time: u64 as U64,
+            parameter: u32 as Cu32,
+            string: u32 as Cu32,
+        },
+        PARAMETER_INT = 28 => ParameterInt {
+            orig_event_time: u64 as U64,
+            parameter: u32 as Cu32,
+            value: i64 as Ci64,
+        },
+        PARAMETER_UNSIGNED_INT = 29 => ParameterUnsignedInt {
+            orig_event_time: u64 as U64,
+            parameter: u32 as Cu32,
+            value: u64 as Cu64,
+        },
     }
 }
 
-impl GlobalDef {
-    pub fn record_id(&self) -> u8 {
-        use def_id::*;
-        match self {
-            GlobalDef::ClockProperties { .. } => CLOCK_PROPERTIES,
-            GlobalDef::Paradigm { .. } => PARADIGM,
-            GlobalDef::ParadigmProperty { .. } => PARADIGM_PROPERTY,
-            GlobalDef::String { .. } => STRING,
-            GlobalDef::Attribute { .. } => ATTRIBUTE,
-            GlobalDef::SystemTreeNode { .. } => SYSTEM_TREE_NODE,
-            GlobalDef::LocationGroup { .. } => LOCATION_GROUP,
-            GlobalDef::Location { .. } => LOCATION,
-            GlobalDef::Region { .. } => REGION,
-            GlobalDef::Callsite { .. } => CALLSITE,
-            GlobalDef::Group { .. } => GROUP,
-            GlobalDef::MetricMember { .. } => METRIC_MEMBER,
-            GlobalDef::MetricClass { .. } => METRIC_CLASS,
-            GlobalDef::MetricInstance { .. } => METRIC_INSTANCE,
-            GlobalDef::Comm { .. } => COMM,
-            GlobalDef::Parameter { .. } => PARAMETER,
-            GlobalDef::MetricClassRecorder { .. } => METRIC_CLASS_RECORDER,
-            GlobalDef::SystemTreeNodeProperty { .. } => SYSTEM_TREE_NODE_PROPERTY,
-            GlobalDef::SystemTreeNodeDomain { .. } => SYSTEM_TREE_NODE_DOMAIN,
-            GlobalDef::LocationGroupProperty { .. } => LOCATION_GROUP_PROPERTY,
-            GlobalDef::LocationProperty { .. } => LOCATION_PROPERTY,
-            GlobalDef::InterruptGenerator { .. } => INTERRUPT_GENERATOR,
-            GlobalDef::Unknown { record_id, .. } => *record_id,
-        }
-    }
-
-    pub fn encode_payload(&self, buf: &mut Vec<u8>) {
-        match self {
-            GlobalDef::ClockProperties {
-                timer_resolution,
-                global_offset,
-                trace_length,
-                realtime_timestamp,
-            } => {
-                put_cu64(buf, *timer_resolution);
-                put_cu64(buf, *global_offset);
-                put_cu64(buf, *trace_length);
-                put_cu64(buf, *realtime_timestamp);
-            }
-            GlobalDef::Paradigm {
-                paradigm,
-                name,
-                paradigm_class,
-            } => {
-                put_u8(buf, paradigm.0);
-                put_cu32(buf, *name);
-                put_u8(buf, paradigm_class.0);
-            }
-            GlobalDef::ParadigmProperty {
-                paradigm,
-                property,
-                value,
-            } => {
-                put_u8(buf, paradigm.0);
-                put_u8(buf, property.0);
-                put_u8(buf, value.value_type.0);
-                put_typed_value(buf, *value);
-            }
-            GlobalDef::String { id, string } => {
-                put_cu32(buf, *id);
-                put_cstr(buf, string.as_bytes());
-            }
-            GlobalDef::Attribute {
-                id,
-                name,
-                description,
-                attribute_type,
-            } => {
-                put_cu32(buf, *id);
-                put_cu32(buf, *name);
-                put_u8(buf, attribute_type.0);
-                put_cu32(buf, *description);
-            }
-            GlobalDef::SystemTreeNode {
-                id,
-                name,
-                class_name,
-                parent,
-            } => {
-                put_cu32(buf, *id);
-                put_cu32(buf, *name);
-                put_cu32(buf, *class_name);
-                put_cu32(buf, *parent);
-            }
-            GlobalDef::LocationGroup {
-                id,
-                name,
-                location_group_type,
-                system_tree_parent,
-                creating_location_group,
-            } => {
-                put_cu32(buf, *id);
-                put_cu32(buf, *name);
-                put_u8(buf, location_group_type.0);
-                put_cu32(buf, *system_tree_parent);
-                put_cu32(buf, *creating_location_group);
-            }
-            GlobalDef::Location {
-                id,
-                name,
-                location_type,
-                number_of_events,
-                location_group,
-            } => {
-                put_cu64(buf, *id);
-                put_cu32(buf, *name);
-                put_u8(buf, location_type.0);
-                put_cu64(buf, *number_of_events);
-                put_cu32(buf, *location_group);
-            }
-            GlobalDef::Region {
-                id,
-                name,
-                canonical_name,
-                description,
-                region_role,
-                paradigm,
-                region_flags,
-                source_file,
-                begin_line,
-                end_line,
-            } => {
-                put_cu32(buf, *id);
-                put_cu32(buf, *name);
-                put_cu32(buf, *description);
-                put_u8(
-                    buf,
-                    legacy_region_type(*region_role, *paradigm, *region_flags),
-                );
-                put_cu32(buf, *source_file);
-                put_cu32(buf, *begin_line);
-                put_cu32(buf, *end_line);
-                put_cu32(buf, *canonical_name);
-                put_u8(buf, region_role.0);
-                put_u8(buf, paradigm.0);
-                put_cu32(buf, region_flags.0);
-            }
-            GlobalDef::Callsite {
-                id,
-                source_file,
-                line_number,
-                entered_region,
-                left_region,
-            } => {
-                put_cu32(buf, *id);
-                put_cu32(buf, *source_file);
-                put_cu32(buf, *line_number);
-                put_cu32(buf, *entered_region);
-                put_cu32(buf, *left_region);
-            }
-            GlobalDef::Group {
-                id,
-                name,
-                group_type,
-                paradigm,
-                group_flags,
-                members,
-            } => {
-                put_cu32(buf, *id);
-                put_cu32(buf, *name);
-                put_u8(buf, legacy_group_type(*group_type, *paradigm, *group_flags));
-                put_cu32(buf, members.len() as u32);
-                for m in members {
-                    put_cu64(buf, *m);
-                }
-                put_u8(buf, group_type.0);
-                put_u8(buf, paradigm.0);
-                put_cu32(buf, group_flags.0);
-            }
-            GlobalDef::MetricMember {
-                id,
-                name,
-                description,
-                metric_type,
-                metric_mode,
-                value_type,
-                base,
-                exponent,
-                unit,
-            } => {
-                put_cu32(buf, *id);
-                put_cu32(buf, *name);
-                put_cu32(buf, *description);
-                put_u8(buf, metric_type.0);
-                put_u8(buf, metric_mode.0);
-                put_u8(buf, value_type.0);
-                put_u8(buf, base.0);
-                put_ci64(buf, *exponent);
-                put_cu32(buf, *unit);
-            }
-            GlobalDef::MetricClass {
-                id,
-                members,
-                occurrence,
-                recorder_kind,
-            } => {
-                put_cu32(buf, *id);
-                put_u8(buf, members.len() as u8);
-                for m in members {
-                    put_cu32(buf, *m);
-                }
-                put_u8(buf, occurrence.0);
-                put_u8(buf, recorder_kind.0);
-            }
-            GlobalDef::MetricInstance {
-                id,
-                metric_class,
-                recorder,
-                scope_type,
-                scope,
-            } => {
-                put_cu32(buf, *id);
-                put_cu32(buf, *metric_class);
-                put_cu64(buf, *recorder);
-                put_u8(buf, scope_type.0);
-                put_cu64(buf, *scope);
-            }
-            GlobalDef::Comm {
-                id,
-                name,
-                group,
-                parent,
-                flags,
-            } => {
-                put_cu32(buf, *id);
-                put_cu32(buf, *name);
-                put_cu32(buf, *group);
-                put_cu32(buf, *parent);
-                put_cu32(buf, flags.0);
-            }
-            GlobalDef::Parameter {
-                id,
-                name,
-                parameter_type,
-            } => {
-                put_cu32(buf, *id);
-                put_cu32(buf, *name);
-                put_u8(buf, parameter_type.0);
-            }
-            GlobalDef::MetricClassRecorder { metric, recorder } => {
-                put_cu32(buf, *metric);
-                put_cu64(buf, *recorder);
-            }
-            GlobalDef::SystemTreeNodeProperty { node, name, value } => {
-                put_cu32(buf, *node);
-                put_cu32(buf, *name);
-                put_property_value(buf, *value);
-            }
-            GlobalDef::SystemTreeNodeDomain { node, domain } => {
-                put_cu32(buf, *node);
-                put_u8(buf, domain.0);
-            }
-            GlobalDef::LocationGroupProperty {
-                location_group,
-                name,
-                value,
-            } => {
-                put_cu32(buf, *location_group);
-                put_cu32(buf, *name);
-                put_property_value(buf, *value);
-            }
-            GlobalDef::LocationProperty {
-                location,
-                name,
-                value,
-            } => {
-                put_cu64(buf, *location);
-                put_cu32(buf, *name);
-                put_property_value(buf, *value);
-            }
-            GlobalDef::InterruptGenerator {
-                id,
-                name,
-                mode,
-                base,
-                exponent,
-                period,
-            } => {
-                put_cu32(buf, *id);
-                put_cu32(buf, *name);
-                put_u8(buf, mode.0);
-                put_u8(buf, base.0);
-                put_ci64(buf, *exponent);
-                put_cu64(buf, *period);
-            }
-            GlobalDef::Unknown { payload, .. } => buf.extend_from_slice(payload),
-        }
-    }
-
-    /// Decodes a payload. Fields newer than a record's first version are read only if bytes
-    /// remain (older writers omit them), as the reference reader does.
-    pub fn decode(id: u8, d: &mut Decoder) -> DecodeResult<GlobalDef> {
-        use def_id::*;
-        Ok(match id {
-            CLOCK_PROPERTIES => GlobalDef::ClockProperties {
-                timer_resolution: d.cu64()?,
-                global_offset: d.cu64()?,
-                trace_length: d.cu64()?,
-                realtime_timestamp: if d.is_empty() {
-                    UNDEFINED_U64
-                } else {
-                    d.cu64()?
-                },
-            },
-            PARADIGM => GlobalDef::Paradigm {
-                paradigm: Paradigm(d.u8()?),
-                name: d.cu32()?,
-                paradigm_class: ParadigmClass(d.u8()?),
-            },
-            PARADIGM_PROPERTY => {
-                let paradigm = Paradigm(d.u8()?);
-                let property = ParadigmProperty(d.u8()?);
-                let t = Type(d.u8()?);
-                GlobalDef::ParadigmProperty {
-                    paradigm,
-                    property,
-                    value: get_typed_value(d, t)?,
-                }
-            }
-            STRING => GlobalDef::String {
-                id: d.cu32()?,
-                string: d.cstr()?,
-            },
-            ATTRIBUTE => {
-                let id = d.cu32()?;
-                let name = d.cu32()?;
-                let attribute_type = Type(d.u8()?);
-                let description = if d.is_empty() {
-                    UNDEFINED_U32
-                } else {
-                    d.cu32()?
-                };
-                GlobalDef::Attribute {
-                    id,
-                    name,
-                    description,
-                    attribute_type,
-                }
-            }
-            SYSTEM_TREE_NODE => GlobalDef::SystemTreeNode {
-                id: d.cu32()?,
-                name: d.cu32()?,
-                class_name: d.cu32()?,
-                parent: d.cu32()?,
-            },
-            LOCATION_GROUP => GlobalDef::LocationGroup {
-                id: d.cu32()?,
-                name: d.cu32()?,
-                location_group_type: LocationGroupType(d.u8()?),
-                system_tree_parent: d.cu32()?,
-                creating_location_group: if d.is_empty() {
-                    UNDEFINED_U32
-                } else {
-                    d.cu32()?
-                },
-            },
-            LOCATION => GlobalDef::Location {
-                id: d.cu64()?,
-                name: d.cu32()?,
-                location_type: LocationType(d.u8()?),
-                number_of_events: d.cu64()?,
-                location_group: d.cu32()?,
-            },
-            REGION => {
-                let id = d.cu32()?;
-                let name = d.cu32()?;
-                let description = d.cu32()?;
-                let _legacy_type = d.u8()?;
-                let source_file = d.cu32()?;
-                let begin_line = d.cu32()?;
-                let end_line = d.cu32()?;
-                let (canonical_name, region_role, paradigm, region_flags) = if d.is_empty() {
-                    (
-                        name,
-                        RegionRole::UNKNOWN,
-                        Paradigm::UNKNOWN,
-                        RegionFlag::NONE,
-                    )
-                } else {
-                    (
-                        d.cu32()?,
-                        RegionRole(d.u8()?),
-                        Paradigm(d.u8()?),
-                        RegionFlag(d.cu32()?),
-                    )
-                };
-                GlobalDef::Region {
-                    id,
-                    name,
-                    canonical_name,
-                    description,
-                    region_role,
-                    paradigm,
-                    region_flags,
-                    source_file,
-                    begin_line,
-                    end_line,
-                }
-            }
-            CALLSITE => GlobalDef::Callsite {
-                id: d.cu32()?,
-                source_file: d.cu32()?,
-                line_number: d.cu32()?,
-                entered_region: d.cu32()?,
-                left_region: d.cu32()?,
-            },
-            GROUP => {
-                let id = d.cu32()?;
-                let name = d.cu32()?;
-                let _legacy_type = d.u8()?;
-                let n = d.cu32()?;
-                let members = (0..n).map(|_| d.cu64()).collect::<DecodeResult<_>>()?;
-                let (group_type, paradigm, group_flags) = if d.is_empty() {
-                    (GroupType::UNKNOWN, Paradigm::UNKNOWN, GroupFlag::NONE)
-                } else {
-                    (GroupType(d.u8()?), Paradigm(d.u8()?), GroupFlag(d.cu32()?))
-                };
-                GlobalDef::Group {
-                    id,
-                    name,
-                    group_type,
-                    paradigm,
-                    group_flags,
-                    members,
-                }
-            }
-            METRIC_MEMBER => GlobalDef::MetricMember {
-                id: d.cu32()?,
-                name: d.cu32()?,
-                description: d.cu32()?,
-                metric_type: MetricType(d.u8()?),
-                metric_mode: MetricMode(d.u8()?),
-                value_type: Type(d.u8()?),
-                base: Base(d.u8()?),
-                exponent: d.ci64()?,
-                unit: d.cu32()?,
-            },
-            METRIC_CLASS => {
-                let id = d.cu32()?;
-                let n = d.u8()?;
-                let members = (0..n).map(|_| d.cu32()).collect::<DecodeResult<_>>()?;
-                let occurrence = MetricOccurrence(d.u8()?);
-                let recorder_kind = if d.is_empty() {
-                    RecorderKind::UNKNOWN
-                } else {
-                    RecorderKind(d.u8()?)
-                };
-                GlobalDef::MetricClass {
-                    id,
-                    members,
-                    occurrence,
-                    recorder_kind,
-                }
-            }
-            METRIC_INSTANCE => GlobalDef::MetricInstance {
-                id: d.cu32()?,
-                metric_class: d.cu32()?,
-                recorder: d.cu64()?,
-                scope_type: MetricScope(d.u8()?),
-                scope: d.cu64()?,
-            },
-            COMM => GlobalDef::Comm {
-                id: d.cu32()?,
-                name: d.cu32()?,
-                group: d.cu32()?,
-                parent: d.cu32()?,
-                flags: if d.is_empty() {
-                    CommFlag::NONE
-                } else {
-                    CommFlag(d.cu32()?)
-                },
-            },
-            PARAMETER => GlobalDef::Parameter {
-                id: d.cu32()?,
-                name: d.cu32()?,
-                parameter_type: ParameterType(d.u8()?),
-            },
-            METRIC_CLASS_RECORDER => GlobalDef::MetricClassRecorder {
-                metric: d.cu32()?,
-                recorder: d.cu64()?,
-            },
-            SYSTEM_TREE_NODE_PROPERTY => GlobalDef::SystemTreeNodeProperty {
-                node: d.cu32()?,
-                name: d.cu32()?,
-                value: get_property_value(d)?,
-            },
-            SYSTEM_TREE_NODE_DOMAIN => GlobalDef::SystemTreeNodeDomain {
-                node: d.cu32()?,
-                domain: SystemTreeDomain(d.u8()?),
-            },
-            LOCATION_GROUP_PROPERTY => GlobalDef::LocationGroupProperty {
-                location_group: d.cu32()?,
-                name: d.cu32()?,
-                value: get_property_value(d)?,
-            },
-            LOCATION_PROPERTY => GlobalDef::LocationProperty {
-                location: d.cu64()?,
-                name: d.cu32()?,
-                value: get_property_value(d)?,
-            },
-            INTERRUPT_GENERATOR => GlobalDef::InterruptGenerator {
-                id: d.cu32()?,
-                name: d.cu32()?,
-                mode: InterruptGeneratorMode(d.u8()?),
-                base: Base(d.u8()?),
-                exponent: d.ci64()?,
-                period: d.cu64()?,
-            },
-            other => {
-                let payload = d.bytes(d.remaining())?.to_vec();
-                GlobalDef::Unknown {
-                    record_id: other,
-                    payload,
-                }
-            }
-        })
+record_table! {
+    /// Global definition records (the `NAME.def` file).
+    #[derive(Clone, Debug, PartialEq)]
+    pub enum GlobalDef, ids in def_id {
+        CLOCK_PROPERTIES = 5 => ClockProperties {
+            timer_resolution: u64 as Cu64,
+            global_offset: u64 as Cu64,
+            trace_length: u64 as Cu64,
+            realtime_timestamp: u64 as Cu64 = UNDEFINED_U64,
+        },
+        PARADIGM = 6 => Paradigm {
+            paradigm: Paradigm as U8,
+            name: u32 as Cu32,
+            paradigm_class: ParadigmClass as U8,
+        },
+        PARADIGM_PROPERTY = 7 => ParadigmProperty {
+            paradigm: Paradigm as U8,
+            property: ParadigmProperty as U8,
+            value: TypedValue as Typed,
+        },
+        STRING = 10 => String { id: u32 as Cu32, string: String as Cstr },
+        ATTRIBUTE = 11 => Attribute {
+            id: u32 as Cu32,
+            name: u32 as Cu32,
+            attribute_type: Type as U8,
+            description: u32 as Cu32 = UNDEFINED_U32,
+        },
+        SYSTEM_TREE_NODE = 12 => SystemTreeNode {
+            id: u32 as Cu32,
+            name: u32 as Cu32,
+            class_name: u32 as Cu32,
+            parent: u32 as Cu32,
+        },
+        LOCATION_GROUP = 13 => LocationGroup {
+            id: u32 as Cu32,
+            name: u32 as Cu32,
+            location_group_type: LocationGroupType as U8,
+            system_tree_parent: u32 as Cu32,
+            creating_location_group: u32 as Cu32 = UNDEFINED_U32,
+        },
+        LOCATION = 14 => Location {
+            id: u64 as Cu64,
+            name: u32 as Cu32,
+            location_type: LocationType as U8,
+            number_of_events: u64 as Cu64,
+            location_group: u32 as Cu32,
+        },
+        REGION = 15 => Region {
+            id: u32 as Cu32,
+            name: u32 as Cu32,
+            description: u32 as Cu32,
+            region_type: u8 as U8 => legacy_region_type(*region_role, *paradigm, *region_flags),
+            source_file: u32 as Cu32,
+            begin_line: u32 as Cu32,
+            end_line: u32 as Cu32,
+            canonical_name: u32 as Cu32 = name,
+            region_role: RegionRole as U8 = RegionRole::UNKNOWN,
+            paradigm: Paradigm as U8 = Paradigm::UNKNOWN,
+            region_flags: RegionFlag as Cu32 = RegionFlag::NONE,
+        },
+        CALLSITE = 16 => Callsite {
+            id: u32 as Cu32,
+            source_file: u32 as Cu32,
+            line_number: u32 as Cu32,
+            entered_region: u32 as Cu32,
+            left_region: u32 as Cu32,
+        },
+        GROUP = 18 => Group {
+            id: u32 as Cu32,
+            name: u32 as Cu32,
+            group_type_pre12: u8 as U8 => legacy_group_type(*group_type, *paradigm, *group_flags),
+            members: Vec<u64> as Counted<Cu32, Cu64>,
+            group_type: GroupType as U8 = GroupType::UNKNOWN,
+            paradigm: Paradigm as U8 = Paradigm::UNKNOWN,
+            group_flags: GroupFlag as Cu32 = GroupFlag::NONE,
+        },
+        METRIC_MEMBER = 19 => MetricMember {
+            id: u32 as Cu32,
+            name: u32 as Cu32,
+            description: u32 as Cu32,
+            metric_type: MetricType as U8,
+            metric_mode: MetricMode as U8,
+            value_type: Type as U8,
+            base: Base as U8,
+            exponent: i64 as Ci64,
+            unit: u32 as Cu32,
+        },
+        METRIC_CLASS = 20 => MetricClass {
+            id: u32 as Cu32,
+            members: Vec<u32> as Counted<U8, Cu32>,
+            occurrence: MetricOccurrence as U8,
+            recorder_kind: RecorderKind as U8 = RecorderKind::UNKNOWN,
+        },
+        METRIC_INSTANCE = 21 => MetricInstance {
+            id: u32 as Cu32,
+            metric_class: u32 as Cu32,
+            recorder: u64 as Cu64,
+            scope_type: MetricScope as U8,
+            scope: u64 as Cu64,
+        },
+        COMM = 22 => Comm {
+            id: u32 as Cu32,
+            name: u32 as Cu32,
+            group: u32 as Cu32,
+            parent: u32 as Cu32,
+            flags: CommFlag as Cu32 = CommFlag::NONE,
+        },
+        PARAMETER = 23 => Parameter {
+            id: u32 as Cu32,
+            name: u32 as Cu32,
+            parameter_type: ParameterType as U8,
+        },
+        METRIC_CLASS_RECORDER = 25 => MetricClassRecorder {
+            metric: u32 as Cu32,
+            recorder: u64 as Cu64,
+        },
+        SYSTEM_TREE_NODE_PROPERTY = 26 => SystemTreeNodeProperty {
+            node: u32 as Cu32,
+            name: u32 as Cu32,
+            value: TypedValue as Property,
+        },
+        SYSTEM_TREE_NODE_DOMAIN = 27 => SystemTreeNodeDomain {
+            node: u32 as Cu32,
+            domain: SystemTreeDomain as U8,
+        },
+        LOCATION_GROUP_PROPERTY = 28 => LocationGroupProperty {
+            location_group: u32 as Cu32,
+            name: u32 as Cu32,
+            value: TypedValue as Property,
+        },
+        LOCATION_PROPERTY = 29 => LocationProperty {
+            location: u64 as Cu64,
+            name: u32 as Cu32,
+            value: TypedValue as Property,
+        },
+        INTERRUPT_GENERATOR = 36 => InterruptGenerator {
+            id: u32 as Cu32,
+            name: u32 as Cu32,
+            mode: InterruptGeneratorMode as U8,
+            base: Base as U8,
+            exponent: i64 as Ci64,
+            period: u64 as Cu64,
+        },
     }
 }
 
-impl LocalDef {
-    pub fn record_id(&self) -> u8 {
-        match self {
-            LocalDef::MappingTable { .. } => def_id::MAPPING_TABLE,
-            LocalDef::ClockOffset { .. } => def_id::CLOCK_OFFSET,
-            LocalDef::Unknown { record_id, .. } => *record_id,
-        }
-    }
-
-    pub fn encode_payload(&self, buf: &mut Vec<u8>) {
-        match self {
-            LocalDef::MappingTable { mapping_type, map } => {
-                put_u8(buf, mapping_type.0);
-                match map {
-                    IdMap::Dense(globals) => {
-                        put_cu64(buf, globals.len() as u64);
-                        put_u8(buf, 0);
-                        for g in globals {
-                            put_cu64(buf, *g);
-                        }
-                    }
-                    IdMap::Sparse(pairs) => {
-                        put_cu64(buf, pairs.len() as u64);
-                        put_u8(buf, 1);
-                        for (l, g) in pairs {
-                            put_cu64(buf, *l);
-                            put_cu64(buf, *g);
-                        }
-                    }
-                }
-            }
-            LocalDef::ClockOffset {
-                time,
-                offset,
-                standard_deviation,
-            } => {
-                put_u64(buf, *time);
-                put_ci64(buf, *offset);
-                put_u64(buf, standard_deviation.to_bits());
-            }
-            LocalDef::Unknown { payload, .. } => buf.extend_from_slice(payload),
-        }
-    }
-
-    pub fn decode(id: u8, d: &mut Decoder) -> DecodeResult<LocalDef> {
-        Ok(match id {
-            def_id::MAPPING_TABLE => {
-                let mapping_type = MappingType(d.u8()?);
-                let n = d.cu64()?;
-                let mode_at = d.offset();
-                let map = match d.u8()? {
-                    0 => IdMap::Dense((0..n).map(|_| d.cu64()).collect::<DecodeResult<_>>()?),
-                    1 => IdMap::Sparse(
-                        (0..n)
-                            .map(|_| Ok((d.cu64()?, d.cu64()?)))
-                            .collect::<DecodeResult<_>>()?,
-                    ),
-                    m => {
-                        return Err(DecodeError {
-                            offset: mode_at,
-                            message: format!("unknown id map mode {m}"),
-                        })
-                    }
-                };
-                LocalDef::MappingTable { mapping_type, map }
-            }
-            def_id::CLOCK_OFFSET => LocalDef::ClockOffset {
-                time: d.u64()?,
-                offset: d.ci64()?,
-                standard_deviation: d.f64()?,
-            },
-            other => {
-                let payload = d.bytes(d.remaining())?.to_vec();
-                LocalDef::Unknown {
-                    record_id: other,
-                    payload,
-                }
-            }
-        })
+record_table! {
+    /// Local definition records (the `NAME/<L>.def` files).
+    #[derive(Clone, Debug, PartialEq)]
+    pub enum LocalDef, ids in local_def_id {
+        MAPPING_TABLE = 5 => MappingTable { mapping_type: MappingType as U8, map: IdMap as IdMapWire },
+        CLOCK_OFFSET = 6 => ClockOffset {
+            time: u64 as U64,
+            offset: i64 as Ci64,
+            standard_deviation: f64 as F64,
+        },
     }
 }

@@ -1,4 +1,5 @@
-//! OTF2 enumerations, attribute values and the record types shared by the writer and the reader.
+//! OTF2 enumerations and attribute values, shared by the record tables, the writers and the
+//! reader.
 //!
 //! Enumerations are open newtypes rather than Rust enums: a reader must carry values it does not
 //! know through unchanged, and a writer may need values newer than this crate.
@@ -27,6 +28,18 @@ macro_rules! otf2_enum {
                     $($value => Some(stringify!($variant)),)*
                     _ => None,
                 }
+            }
+        }
+
+        impl From<$repr> for $name {
+            fn from(raw: $repr) -> Self {
+                Self(raw)
+            }
+        }
+
+        impl From<$name> for $repr {
+            fn from(value: $name) -> Self {
+                value.0
             }
         }
 
@@ -111,6 +124,13 @@ otf2_enum!(Base: u8 { BINARY = 0, DECIMAL = 1 });
 otf2_enum!(ParameterType: u8 { STRING = 0, INT64 = 1, UINT64 = 2 });
 otf2_enum!(MeasurementMode: u8 { ON = 1, OFF = 2 });
 otf2_enum!(InterruptGeneratorMode: u8 { TIME = 0, COUNT = 1 });
+otf2_enum!(CollectiveOp: u8 {
+    BARRIER = 0, BCAST = 1, GATHER = 2, GATHERV = 3, SCATTER = 4, SCATTERV = 5, ALLGATHER = 6,
+    ALLGATHERV = 7, ALLTOALL = 8, ALLTOALLV = 9, ALLTOALLW = 10, ALLREDUCE = 11, REDUCE = 12,
+    REDUCE_SCATTER = 13, SCAN = 14, EXSCAN = 15, REDUCE_SCATTER_BLOCK = 16, CREATE_HANDLE = 17,
+    DESTROY_HANDLE = 18, ALLOCATE = 19, DEALLOCATE = 20, CREATE_HANDLE_AND_ALLOCATE = 21,
+    DESTROY_HANDLE_AND_DEALLOCATE = 22,
+});
 
 /// A typed value as it appears in attribute lists, properties and metric events: the OTF2 type
 /// plus the raw 64 bits (floats by their bit pattern, signed integers sign-extended).
@@ -227,300 +247,6 @@ pub enum IdMap {
     Dense(Vec<u64>),
     /// (local id, global id) pairs.
     Sparse(Vec<(u64, u64)>),
-}
-
-/// Global definition records (the `NAME.def` file).
-#[derive(Clone, Debug, PartialEq)]
-pub enum GlobalDef {
-    ClockProperties {
-        timer_resolution: u64,
-        global_offset: u64,
-        trace_length: u64,
-        realtime_timestamp: u64,
-    },
-    Paradigm {
-        paradigm: Paradigm,
-        name: u32,
-        paradigm_class: ParadigmClass,
-    },
-    ParadigmProperty {
-        paradigm: Paradigm,
-        property: ParadigmProperty,
-        value: TypedValue,
-    },
-    String {
-        id: u32,
-        string: String,
-    },
-    Attribute {
-        id: u32,
-        name: u32,
-        description: u32,
-        attribute_type: Type,
-    },
-    SystemTreeNode {
-        id: u32,
-        name: u32,
-        class_name: u32,
-        parent: u32,
-    },
-    LocationGroup {
-        id: u32,
-        name: u32,
-        location_group_type: LocationGroupType,
-        system_tree_parent: u32,
-        creating_location_group: u32,
-    },
-    Location {
-        id: u64,
-        name: u32,
-        location_type: LocationType,
-        number_of_events: u64,
-        location_group: u32,
-    },
-    Region {
-        id: u32,
-        name: u32,
-        canonical_name: u32,
-        description: u32,
-        region_role: RegionRole,
-        paradigm: Paradigm,
-        region_flags: RegionFlag,
-        source_file: u32,
-        begin_line: u32,
-        end_line: u32,
-    },
-    Callsite {
-        id: u32,
-        source_file: u32,
-        line_number: u32,
-        entered_region: u32,
-        left_region: u32,
-    },
-    Group {
-        id: u32,
-        name: u32,
-        group_type: GroupType,
-        paradigm: Paradigm,
-        group_flags: GroupFlag,
-        members: Vec<u64>,
-    },
-    MetricMember {
-        id: u32,
-        name: u32,
-        description: u32,
-        metric_type: MetricType,
-        metric_mode: MetricMode,
-        value_type: Type,
-        base: Base,
-        exponent: i64,
-        unit: u32,
-    },
-    MetricClass {
-        id: u32,
-        members: Vec<u32>,
-        occurrence: MetricOccurrence,
-        recorder_kind: RecorderKind,
-    },
-    MetricInstance {
-        id: u32,
-        metric_class: u32,
-        recorder: u64,
-        scope_type: MetricScope,
-        scope: u64,
-    },
-    Comm {
-        id: u32,
-        name: u32,
-        group: u32,
-        parent: u32,
-        flags: CommFlag,
-    },
-    Parameter {
-        id: u32,
-        name: u32,
-        parameter_type: ParameterType,
-    },
-    MetricClassRecorder {
-        metric: u32,
-        recorder: u64,
-    },
-    SystemTreeNodeProperty {
-        node: u32,
-        name: u32,
-        value: TypedValue,
-    },
-    SystemTreeNodeDomain {
-        node: u32,
-        domain: SystemTreeDomain,
-    },
-    LocationGroupProperty {
-        location_group: u32,
-        name: u32,
-        value: TypedValue,
-    },
-    LocationProperty {
-        location: u64,
-        name: u32,
-        value: TypedValue,
-    },
-    InterruptGenerator {
-        id: u32,
-        name: u32,
-        mode: InterruptGeneratorMode,
-        base: Base,
-        exponent: i64,
-        period: u64,
-    },
-    /// A record this crate does not decode (reader only).
-    Unknown {
-        record_id: u8,
-        payload: Vec<u8>,
-    },
-}
-
-/// Local definition records (the `NAME/<L>.def` files).
-#[derive(Clone, Debug, PartialEq)]
-pub enum LocalDef {
-    MappingTable {
-        mapping_type: MappingType,
-        map: IdMap,
-    },
-    ClockOffset {
-        time: u64,
-        offset: i64,
-        standard_deviation: f64,
-    },
-    Unknown {
-        record_id: u8,
-        payload: Vec<u8>,
-    },
-}
-
-/// Event records (the `NAME/<L>.evt` files).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Event {
-    BufferFlush {
-        stop_time: u64,
-    },
-    MeasurementOnOff {
-        mode: MeasurementMode,
-    },
-    Enter {
-        region: u32,
-    },
-    Leave {
-        region: u32,
-    },
-    Metric {
-        metric: u32,
-        values: Vec<TypedValue>,
-    },
-    ParameterString {
-        parameter: u32,
-        string: u32,
-    },
-    ParameterInt {
-        parameter: u32,
-        value: i64,
-    },
-    ParameterUnsignedInt {
-        parameter: u32,
-        value: u64,
-    },
-    ThreadFork {
-        model: Paradigm,
-        number_of_requested_threads: u32,
-    },
-    ThreadJoin {
-        model: Paradigm,
-    },
-    ThreadTeamBegin {
-        team: u32,
-    },
-    ThreadTeamEnd {
-        team: u32,
-    },
-    ThreadAcquireLock {
-        model: Paradigm,
-        lock_id: u32,
-        acquisition_order: u32,
-    },
-    ThreadReleaseLock {
-        model: Paradigm,
-        lock_id: u32,
-        acquisition_order: u32,
-    },
-    ThreadTaskCreate {
-        team: u32,
-        creating_thread: u32,
-        generation_number: u32,
-    },
-    ThreadTaskSwitch {
-        team: u32,
-        creating_thread: u32,
-        generation_number: u32,
-    },
-    ThreadTaskComplete {
-        team: u32,
-        creating_thread: u32,
-        generation_number: u32,
-    },
-    ProgramBegin {
-        program_name: u32,
-        arguments: Vec<u32>,
-    },
-    ProgramEnd {
-        exit_status: i64,
-    },
-    /// A record this crate does not decode (reader only).
-    Unknown {
-        record_id: u8,
-        payload: Vec<u8>,
-    },
-}
-
-/// Snapshot records (the `NAME/<L>.snap` files).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SnapRecord {
-    SnapshotStart {
-        number_of_records: u64,
-    },
-    SnapshotEnd {
-        cont_read_pos: u64,
-    },
-    MeasurementOnOff {
-        orig_event_time: u64,
-        mode: MeasurementMode,
-    },
-    Enter {
-        orig_event_time: u64,
-        region: u32,
-    },
-    Metric {
-        orig_event_time: u64,
-        metric: u32,
-        values: Vec<TypedValue>,
-    },
-    ParameterString {
-        orig_event_time: u64,
-        parameter: u32,
-        string: u32,
-    },
-    ParameterInt {
-        orig_event_time: u64,
-        parameter: u32,
-        value: i64,
-    },
-    ParameterUnsignedInt {
-        orig_event_time: u64,
-        parameter: u32,
-        value: u64,
-    },
-    Unknown {
-        record_id: u8,
-        payload: Vec<u8>,
-    },
 }
 
 /// The legacy `Region.regionType` byte libotf2 still writes, derived from role, paradigm and

@@ -58,6 +58,10 @@ pub fn put_u64(buf: &mut Vec<u8>, v: u64) {
     buf.extend_from_slice(&v.to_le_bytes());
 }
 
+pub fn put_f64(buf: &mut Vec<u8>, v: f64) {
+    put_u64(buf, v.to_bits());
+}
+
 pub fn put_cu32(buf: &mut Vec<u8>, v: u32) {
     let mut tmp = [0u8; 5];
     let n = put_cu32_at(&mut tmp, v);
