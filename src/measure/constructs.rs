@@ -91,7 +91,7 @@ fn attach(m: &'static Measurement) -> &'static mut Location {
 
 /// Runs `f` on the calling thread's location with the current time, if recording.
 #[inline(always)]
-fn record(m: Option<Active>, f: impl FnOnce(&mut Location, u64)) {
+pub(super) fn record(m: Option<Active>, f: impl FnOnce(&mut Location, u64)) {
     if let Some(m) = m {
         if recording() {
             f(location(m.get()), clock::now())

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use super::archive::{ArchiveConfig, ArchiveWriter};
 use super::reader::ArchiveReader;
 use super::types::*;
+use super::{GlobalDef, LocalDef};
 
 /// Where the processes of a job put their parts, inside the archive's directory.
 pub const PARTS_DIR: &str = "ranks";
