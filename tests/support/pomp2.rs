@@ -214,6 +214,8 @@ pub struct View {
     pub regions: BTreeMap<u32, Region>,
     /// id → (name, number_of_events)
     pub locations: BTreeMap<u64, (String, u64)>,
+    /// location id → the name of its location group
+    pub location_groups: BTreeMap<u64, String>,
     pub comms: BTreeMap<u32, Comm>,
     pub events: BTreeMap<u64, Vec<Ev>>,
 }
@@ -250,6 +252,7 @@ impl View {
                 "LOCATION" => {
                     v.locations
                         .insert(f[1].parse().unwrap(), (f[2].into(), f[3].parse().unwrap()));
+                    v.location_groups.insert(f[1].parse().unwrap(), f[4].into());
                 }
                 "COMM" => {
                     let members = if f[4].is_empty() {
