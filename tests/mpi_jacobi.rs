@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use pomptrace::otf2::{ArchiveReader, LocalDef};
 use support::mpi::{build_instrumented, build_mpi_library, mpirun_ok, Job};
-use support::pomp2::View;
+use support::pomp2::{Link, View};
 use support::{otf2_print, Scratch};
 
 const RANKS: u32 = 4;
@@ -49,7 +49,7 @@ fn assert_four_ranks_of_two_threads(view: &View) {
 #[test]
 fn rank_detection_alone_writes_one_archive_with_a_location_group_per_rank() {
     let scratch = Scratch::new("mpi-ranks-only");
-    let exe = build_instrumented(&scratch.path, "mpi_jacobi.c", "mpi_jacobi");
+    let exe = build_instrumented(&scratch.path, "mpi_jacobi.c", "mpi_jacobi", Link::Shared);
     let cwd = scratch.join("run");
     std::fs::create_dir_all(&cwd).unwrap();
     let out = mpirun_ok(&cwd, &exe, RANKS, THREADS, &[]);
@@ -85,7 +85,7 @@ fn rank_detection_alone_writes_one_archive_with_a_location_group_per_rank() {
 #[test]
 fn the_mpi_library_traces_calls_messages_collectives_and_clock_offsets() {
     let scratch = Scratch::new("mpi-jacobi");
-    let exe = build_instrumented(&scratch.path, "mpi_jacobi.c", "mpi_jacobi");
+    let exe = build_instrumented(&scratch.path, "mpi_jacobi.c", "mpi_jacobi", Link::Shared);
     let library = build_mpi_library(&scratch.path);
     let experiment = scratch.join("trace");
     let out = mpirun_ok(

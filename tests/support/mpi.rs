@@ -30,14 +30,14 @@ pub fn build_mpi_library(dir: &Path) -> PathBuf {
 }
 
 /// `c-tests/<name>` instrumented by opari2 and built by mpicc against the shared library
-/// (with an init file), not linked with the MPI wrapper library.
-pub fn build_instrumented(dir: &Path, name: &str, exe: &str) -> PathBuf {
+/// (with an init file); `link` says whether the MPI wrapper library is linked too.
+pub fn build_instrumented(dir: &Path, name: &str, exe: &str, link: Link) -> PathBuf {
     let source = instrument(name, dir, &[]);
     Build {
         dir,
         compiler: "mpicc",
         init_file: true,
-        link: Link::Shared,
+        link,
     }
     .executable(&[source], exe)
 }

@@ -70,6 +70,9 @@ pub enum Link {
     Static,
     /// Not linked at all (the library comes in through LD_PRELOAD).
     None,
+    /// `-lpomptrace_mpi -lpomptrace`, the MPI wrapper library taken from the build directory
+    /// (see `support::mpi::build_mpi_library`).
+    SharedWithMpi,
 }
 
 pub struct Build<'a> {
@@ -130,6 +133,16 @@ impl<'a> Build<'a> {
             Link::Static => {
                 cmd.arg(lib.join("libpomptrace.a"))
                     .args(["-lpthread", "-ldl", "-lm"]);
+            }
+            Link::SharedWithMpi => {
+                cmd.arg("-L")
+                    .arg(self.dir)
+                    .arg("-lpomptrace_mpi")
+                    .arg(format!("-Wl,-rpath,{}", self.dir.display()))
+                    .arg("-L")
+                    .arg(&lib)
+                    .arg("-lpomptrace")
+                    .arg(format!("-Wl,-rpath,{}", lib.display()));
             }
             Link::None => {}
         }
