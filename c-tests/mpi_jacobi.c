@@ -6,9 +6,12 @@
  * MPI_Barrier close the run.
  *
  * Usage: mpi_jacobi [N [ITERATIONS]]; prints "ranks R threads T residual X checksum Y" on rank 0.
+ * With MPI_JACOBI_KILL_RANK=r in the environment, rank r kills itself (SIGKILL) half-way, as a
+ * node failure or the batch system would.
  */
 #include <mpi.h>
 #include <omp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,8 +50,10 @@ int main(int argc, char **argv) {
     const int up = rank > 0 ? rank - 1 : MPI_PROC_NULL;
     const int down = rank < size - 1 ? rank + 1 : MPI_PROC_NULL;
 
+    const char *kill_rank = getenv("MPI_JACOBI_KILL_RANK");
     double residual = 0.0;
     for (int it = 0; it < iterations; it++) {
+        if (kill_rank && atoi(kill_rank) == rank && it == iterations / 2) raise(SIGKILL);
         MPI_Request requests[4];
         MPI_Irecv(u, n, MPI_DOUBLE, up, TAG_DOWN, MPI_COMM_WORLD, &requests[0]);
         MPI_Irecv(u + (size_t)(rows + 1) * width, n, MPI_DOUBLE, down, TAG_UP, MPI_COMM_WORLD,

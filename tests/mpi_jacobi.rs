@@ -6,11 +6,12 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use pomptrace::otf2::{ArchiveReader, LocalDef};
-use support::mpi::{build_instrumented, build_mpi_library, mpirun_ok, Job};
-use support::pomp2::{Link, View};
-use support::{otf2_print, Scratch};
+use support::mpi::{build_instrumented, build_mpi_library, mpirun, mpirun_ok, Job};
+use support::pomp2::{pomptrace_command, Link, View};
+use support::{otf2_print, run, Scratch};
 
 const RANKS: u32 = 4;
 const THREADS: u32 = 2;
@@ -190,4 +191,85 @@ fn the_mpi_library_traces_calls_messages_collectives_and_clock_offsets() {
             assert!(offsets.iter().all(|o| o.1.abs() < 1_000_000), "{offsets:?}");
         }
     }
+}
+
+#[test]
+fn a_job_with_a_killed_rank_is_unified_afterwards_from_what_the_others_wrote() {
+    let scratch = Scratch::new("mpi-killed");
+    let exe = build_instrumented(&scratch.path, "mpi_jacobi.c", "mpi_jacobi", Link::Shared);
+    let library = build_mpi_library(&scratch.path);
+    let experiment = scratch.join("trace");
+    let out = mpirun(
+        &scratch.path,
+        &exe,
+        RANKS,
+        THREADS,
+        &[
+            ("LD_PRELOAD", library.to_str().unwrap()),
+            (
+                "POMPTRACE_EXPERIMENT_DIRECTORY",
+                experiment.to_str().unwrap(),
+            ),
+            ("MPI_JACOBI_KILL_RANK", "2"),
+        ],
+    );
+    assert!(!out.status.success(), "the job fails");
+    let anchor = experiment.join("traces.otf2");
+    assert!(
+        !anchor.exists(),
+        "no rank could unify a job that lost a rank"
+    );
+    let parts = experiment.join("ranks");
+    for r in [0, 1, 3] {
+        assert!(
+            parts.join(format!("{r}.otf2")).exists(),
+            "rank {r} wrote its part"
+        );
+    }
+    assert!(!parts.join("2.otf2").exists());
+
+    let unify = run(Command::new(pomptrace_command())
+        .arg("unify")
+        .arg(&experiment));
+    let stdout = String::from_utf8_lossy(&unify.stdout);
+    assert!(stdout.contains("(3 ranks, 6 locations)"), "{stdout}");
+    assert!(
+        stdout.contains("rank(s) 2 wrote no definitions"),
+        "{stdout}"
+    );
+    let view = View::read(&anchor);
+    view.assert_well_formed();
+    let groups: BTreeSet<&str> = view.location_groups.values().map(String::as_str).collect();
+    assert_eq!(
+        groups,
+        BTreeSet::from([
+            "MPI Rank 0",
+            "MPI Rank 1",
+            "MPI Rank 3",
+            // The lost rank's first location, so that ranks still index MPI_COMM_WORLD.
+            "process of location 2 (no definitions)"
+        ])
+    );
+    // Every message a surviving rank received from another was sent (some sent ones were
+    // still in flight when the job was killed; what rank 2 sent is lost with it).
+    let job = Job { view: &view };
+    let (mut sends, receives) = job.messages();
+    let from_survivors: Vec<_> = receives.iter().filter(|m| m.0 != 2).collect();
+    assert!(from_survivors.len() >= ITERATIONS / 2, "{receives:?}");
+    for r in from_survivors {
+        let i = sends
+            .iter()
+            .position(|s| s == r)
+            .unwrap_or_else(|| panic!("received {r:?} was never sent"));
+        sends.remove(i);
+    }
+
+    // A second unify refuses to overwrite the archive.
+    let again = Command::new(pomptrace_command())
+        .arg("unify")
+        .arg(&experiment)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already unified"));
 }

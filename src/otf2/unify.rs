@@ -44,6 +44,9 @@ pub struct Unified {
     pub local_defs: Vec<Vec<LocalDef>>,
     /// Definitions of kinds this unifier does not merge (left out).
     pub skipped: usize,
+    /// Locations that a part's groups name but no part defines (its process wrote no
+    /// definitions): defined here without events, so that ranks still index the groups.
+    pub placeholders: Vec<u64>,
 }
 
 /// Local → global ids of one kind, in one part.
@@ -145,7 +148,7 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
     let mut skipped = 0;
 
     // Every part's COMM_LOCATIONS groups first: COMM_GROUP members count positions in the
-    // merged ones. Locations of parts whose definitions are missing are left out of them.
+    // merged ones.
     let defined: std::collections::HashSet<u64> = parts
         .iter()
         .flat_map(|p| p.defs.iter())
@@ -173,7 +176,7 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
                 };
                 let merged = &mut comm_locations[index].1;
                 for m in members {
-                    if defined.contains(m) && !merged.contains(m) {
+                    if !merged.contains(m) {
                         merged.push(*m);
                     }
                 }
@@ -554,6 +557,44 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
         locations.push(part_locations);
         local_defs.push(defs);
     }
+    let mut placeholders: Vec<u64> = Vec::new();
+    for (_, members) in &comm_locations {
+        for m in members {
+            if !defined.contains(m) && !placeholders.contains(m) {
+                placeholders.push(*m);
+            }
+        }
+    }
+    for &location in &placeholders {
+        let mut string = |text: String| {
+            let (id, new) = strings.intern(text.clone());
+            if new {
+                out.strings.push(GlobalDef::String { id, string: text });
+            }
+            id
+        };
+        let name = string(format!("location {location} (no definitions were written)"));
+        let group_name = string(format!("process of location {location} (no definitions)"));
+        out.groups_of_locations.push(GlobalDef::LocationGroup {
+            id: location_groups,
+            name: group_name,
+            location_group_type: LocationGroupType::PROCESS,
+            system_tree_parent: if tree_nodes.ids.is_empty() {
+                UNDEFINED_U32
+            } else {
+                0
+            },
+            creating_location_group: UNDEFINED_U32,
+        });
+        out.locations.push(GlobalDef::Location {
+            id: location,
+            name,
+            location_type: LocationType::CPU_THREAD,
+            number_of_events: 0,
+            location_group: location_groups,
+        });
+        location_groups += 1;
+    }
     let (resolution, start, end, realtime) =
         clock.ok_or("no part has clock properties (no definitions were written)")?;
     let start = start.max(0);
@@ -583,6 +624,7 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
         locations,
         local_defs,
         skipped,
+        placeholders,
     })
 }
 
@@ -718,7 +760,20 @@ pub fn unify_directory(dir: &Path, name: &str, parts_dir: &Path) -> Result<Unify
     for def in &unified.defs {
         writer.write(def);
     }
-    let all: Vec<u64> = unified.locations.iter().flatten().copied().collect();
+    for &location in &unified.placeholders {
+        // What the lost process recorded cannot be read without its definitions; kept aside.
+        let events = archive.event_path(location);
+        if events.exists() {
+            let _ = std::fs::rename(&events, events.with_extension("evt.lost"));
+        }
+    }
+    let all: Vec<u64> = unified
+        .locations
+        .iter()
+        .flatten()
+        .chain(&unified.placeholders)
+        .copied()
+        .collect();
     let anchor_path = archive.anchor_path();
     archive
         .finish(writer, &all)
@@ -726,7 +781,7 @@ pub fn unify_directory(dir: &Path, name: &str, parts_dir: &Path) -> Result<Unify
     Ok(UnifySummary {
         anchor: anchor_path,
         parts: parts.len(),
-        locations: all.len(),
+        locations: all.len() - unified.placeholders.len(),
         missing_parts,
         skipped_definitions: unified.skipped,
     })
@@ -865,6 +920,49 @@ mod tests {
             map: IdMap::Dense(vec![1]),
         }));
         assert_eq!(u.locations, vec![vec![0, 1 << 32], vec![1, (1 << 32) | 1]]);
+    }
+
+    #[test]
+    fn members_of_a_lost_part_get_placeholder_locations() {
+        let mut a = part(0, 1, &["", "host", "node", "rank", "thread", "region"], 0);
+        // The process's view of a two-process group: itself and location 1, whose part is lost.
+        a.defs.push(GlobalDef::Group {
+            id: 7,
+            name: 0,
+            group_type: GroupType::COMM_LOCATIONS,
+            paradigm: Paradigm::MPI,
+            group_flags: GroupFlag::NONE,
+            members: vec![0, 1],
+        });
+        a.defs.push(GlobalDef::Group {
+            id: 8,
+            name: 0,
+            group_type: GroupType::COMM_GROUP,
+            paradigm: Paradigm::MPI,
+            group_flags: GroupFlag::NONE,
+            members: vec![0, 1],
+        });
+        let u = unify(&[a]).unwrap();
+        assert_eq!(u.placeholders, vec![1]);
+        assert!(u.defs.iter().any(|d| matches!(
+            d,
+            GlobalDef::Location {
+                id: 1,
+                number_of_events: 0,
+                location_group: 1,
+                ..
+            }
+        )));
+        let world = u.defs.iter().find_map(|d| match d {
+            GlobalDef::Group {
+                group_type: GroupType::COMM_GROUP,
+                paradigm: Paradigm::MPI,
+                members,
+                ..
+            } => Some(members.clone()),
+            _ => None,
+        });
+        assert_eq!(world, Some(vec![0, 1]), "ranks keep indexing the group");
     }
 
     #[test]
