@@ -279,8 +279,8 @@ fn pomptrace_mpi_h_is_generated_from_the_source() {
     for f in [
         "pomptrace_mpi_init(",
         "pomptrace_mpi_region(",
-        "pomptrace_mpi_isend(",
-        "pomptrace_mpi_collective_end(",
+        "pomptrace_mpi_leave_isend(",
+        "pomptrace_mpi_leave_collective(",
         "pomptrace_mpi_clock_offset(",
         "#define POMPTRACE_MPI_OP_ALLREDUCE 11",
     ] {

@@ -214,6 +214,7 @@ fn a_job_with_a_killed_rank_is_unified_afterwards_from_what_the_others_wrote() {
         ],
     );
     assert!(!out.status.success(), "the job fails");
+    let stderr = String::from_utf8_lossy(&out.stderr);
     let anchor = experiment.join("traces.otf2");
     assert!(
         !anchor.exists(),

@@ -29,7 +29,7 @@
 #define POMPTRACE_MPI_OTHER_COLLECTIVE 6
 
 /*
- `pomptrace_mpi_collective_end` operations (the values of OTF2's CollectiveOp).
+ `pomptrace_mpi_leave_collective` operations (the values of OTF2's CollectiveOp).
  */
 #define POMPTRACE_MPI_OP_BARRIER 0
 
@@ -90,18 +90,25 @@ uint32_t pomptrace_mpi_define_comm(const char *name,
                                    uint32_t parent);
 
 /*
- A blocking send has been started (before `PMPI_Send`).
+ Enters the region of a blocking send and records the send, at one time (before
+ `PMPI_Send`).
  */
-void pomptrace_mpi_send(uint32_t receiver, uint32_t comm, uint32_t tag, uint64_t bytes);
+void pomptrace_mpi_enter_send(uint32_t region,
+                              uint32_t receiver,
+                              uint32_t comm,
+                              uint32_t tag,
+                              uint64_t bytes);
 
 /*
- A non-blocking send has been started; `request` names it until it completes.
+ Records a non-blocking send that `PMPI_Isend` started (`request` names it until it
+ completes) and leaves the call's region, at one time.
  */
-void pomptrace_mpi_isend(uint32_t receiver,
-                         uint32_t comm,
-                         uint32_t tag,
-                         uint64_t bytes,
-                         uint64_t request);
+void pomptrace_mpi_leave_isend(uint32_t region,
+                               uint32_t receiver,
+                               uint32_t comm,
+                               uint32_t tag,
+                               uint64_t bytes,
+                               uint64_t request);
 
 /*
  A non-blocking send completed (in a wait or test call).
@@ -109,17 +116,23 @@ void pomptrace_mpi_isend(uint32_t receiver,
 void pomptrace_mpi_isend_complete(uint64_t request);
 
 /*
- A non-blocking receive has been posted.
+ Records a non-blocking receive that `PMPI_Irecv` posted and leaves the call's region, at
+ one time.
  */
-void pomptrace_mpi_irecv_request(uint64_t request);
+void pomptrace_mpi_leave_irecv_request(uint32_t region, uint64_t request);
 
 /*
- A blocking receive completed (after `PMPI_Recv`), with what its status says.
+ Records a completed blocking receive (what its status says) and leaves the call's region,
+ at one time.
  */
-void pomptrace_mpi_recv(uint32_t sender, uint32_t comm, uint32_t tag, uint64_t bytes);
+void pomptrace_mpi_leave_recv(uint32_t region,
+                              uint32_t sender,
+                              uint32_t comm,
+                              uint32_t tag,
+                              uint64_t bytes);
 
 /*
- A non-blocking receive completed, with what its status says.
+ A non-blocking receive completed (in a wait or test call), with what its status says.
  */
 void pomptrace_mpi_irecv(uint32_t sender,
                          uint32_t comm,
@@ -128,19 +141,21 @@ void pomptrace_mpi_irecv(uint32_t sender,
                          uint64_t request);
 
 /*
- A collective operation starts (after the Enter of its region).
+ Enters the region of a collective operation and records its begin, at one time.
  */
-void pomptrace_mpi_collective_begin(void);
+void pomptrace_mpi_enter_collective(uint32_t region);
 
 /*
- A collective operation ended: which (`POMPTRACE_MPI_OP_*`), on which Comm, its root's rank
- in it (or `POMPTRACE_MPI_UNDEFINED`), and the bytes this process sent and received.
+ Records the end of a collective operation and leaves its region, at one time: which
+ operation (`POMPTRACE_MPI_OP_*`), on which Comm, its root's rank in it (or
+ `POMPTRACE_MPI_UNDEFINED`), and the bytes this process sent and received.
  */
-void pomptrace_mpi_collective_end(uint32_t op,
-                                  uint32_t comm,
-                                  uint32_t root,
-                                  uint64_t sent,
-                                  uint64_t received);
+void pomptrace_mpi_leave_collective(uint32_t region,
+                                    uint32_t op,
+                                    uint32_t comm,
+                                    uint32_t root,
+                                    uint64_t sent,
+                                    uint64_t received);
 
 /*
  The measurement's clock now (for the clock synchronisation's ping-pong).

@@ -24,7 +24,7 @@ pub const POMPTRACE_MPI_ALL_TO_ONE: u32 = 4;
 pub const POMPTRACE_MPI_ALL_TO_ALL: u32 = 5;
 pub const POMPTRACE_MPI_OTHER_COLLECTIVE: u32 = 6;
 
-/// `pomptrace_mpi_collective_end` operations (the values of OTF2's CollectiveOp).
+/// `pomptrace_mpi_leave_collective` operations (the values of OTF2's CollectiveOp).
 pub const POMPTRACE_MPI_OP_BARRIER: u32 = 0;
 pub const POMPTRACE_MPI_OP_BCAST: u32 = 1;
 pub const POMPTRACE_MPI_OP_GATHER: u32 = 2;
@@ -105,36 +105,51 @@ pub unsafe extern "C" fn pomptrace_mpi_define_comm(
     .0
 }
 
-/// A blocking send has been started (before `PMPI_Send`).
+/// Enters the region of a blocking send and records the send, at one time (before
+/// `PMPI_Send`).
 #[no_mangle]
-pub extern "C" fn pomptrace_mpi_send(receiver: u32, comm: u32, tag: u32, bytes: u64) {
-    ffi_boundary!("pomptrace_mpi_send", {
-        m::message(Message::Send {
-            peer: receiver,
-            comm,
-            tag,
-            bytes,
-        })
+pub extern "C" fn pomptrace_mpi_enter_send(
+    region: u32,
+    receiver: u32,
+    comm: u32,
+    tag: u32,
+    bytes: u64,
+) {
+    ffi_boundary!("pomptrace_mpi_enter_send", {
+        m::enter_with(
+            region,
+            Message::Send {
+                peer: receiver,
+                comm,
+                tag,
+                bytes,
+            },
+        )
     })
 }
 
-/// A non-blocking send has been started; `request` names it until it completes.
+/// Records a non-blocking send that `PMPI_Isend` started (`request` names it until it
+/// completes) and leaves the call's region, at one time.
 #[no_mangle]
-pub extern "C" fn pomptrace_mpi_isend(
+pub extern "C" fn pomptrace_mpi_leave_isend(
+    region: u32,
     receiver: u32,
     comm: u32,
     tag: u32,
     bytes: u64,
     request: u64,
 ) {
-    ffi_boundary!("pomptrace_mpi_isend", {
-        m::message(Message::Isend {
-            peer: receiver,
-            comm,
-            tag,
-            bytes,
-            request,
-        })
+    ffi_boundary!("pomptrace_mpi_leave_isend", {
+        m::leave_with(
+            region,
+            Message::Isend {
+                peer: receiver,
+                comm,
+                tag,
+                bytes,
+                request,
+            },
+        )
     })
 }
 
@@ -146,28 +161,39 @@ pub extern "C" fn pomptrace_mpi_isend_complete(request: u64) {
     })
 }
 
-/// A non-blocking receive has been posted.
+/// Records a non-blocking receive that `PMPI_Irecv` posted and leaves the call's region, at
+/// one time.
 #[no_mangle]
-pub extern "C" fn pomptrace_mpi_irecv_request(request: u64) {
-    ffi_boundary!("pomptrace_mpi_irecv_request", {
-        m::message(Message::IrecvRequest { request })
+pub extern "C" fn pomptrace_mpi_leave_irecv_request(region: u32, request: u64) {
+    ffi_boundary!("pomptrace_mpi_leave_irecv_request", {
+        m::leave_with(region, Message::IrecvRequest { request })
     })
 }
 
-/// A blocking receive completed (after `PMPI_Recv`), with what its status says.
+/// Records a completed blocking receive (what its status says) and leaves the call's region,
+/// at one time.
 #[no_mangle]
-pub extern "C" fn pomptrace_mpi_recv(sender: u32, comm: u32, tag: u32, bytes: u64) {
-    ffi_boundary!("pomptrace_mpi_recv", {
-        m::message(Message::Recv {
-            peer: sender,
-            comm,
-            tag,
-            bytes,
-        })
+pub extern "C" fn pomptrace_mpi_leave_recv(
+    region: u32,
+    sender: u32,
+    comm: u32,
+    tag: u32,
+    bytes: u64,
+) {
+    ffi_boundary!("pomptrace_mpi_leave_recv", {
+        m::leave_with(
+            region,
+            Message::Recv {
+                peer: sender,
+                comm,
+                tag,
+                bytes,
+            },
+        )
     })
 }
 
-/// A non-blocking receive completed, with what its status says.
+/// A non-blocking receive completed (in a wait or test call), with what its status says.
 #[no_mangle]
 pub extern "C" fn pomptrace_mpi_irecv(sender: u32, comm: u32, tag: u32, bytes: u64, request: u64) {
     ffi_boundary!("pomptrace_mpi_irecv", {
@@ -181,32 +207,37 @@ pub extern "C" fn pomptrace_mpi_irecv(sender: u32, comm: u32, tag: u32, bytes: u
     })
 }
 
-/// A collective operation starts (after the Enter of its region).
+/// Enters the region of a collective operation and records its begin, at one time.
 #[no_mangle]
-pub extern "C" fn pomptrace_mpi_collective_begin() {
-    ffi_boundary!("pomptrace_mpi_collective_begin", {
-        m::message(Message::CollectiveBegin)
+pub extern "C" fn pomptrace_mpi_enter_collective(region: u32) {
+    ffi_boundary!("pomptrace_mpi_enter_collective", {
+        m::enter_with(region, Message::CollectiveBegin)
     })
 }
 
-/// A collective operation ended: which (`POMPTRACE_MPI_OP_*`), on which Comm, its root's rank
-/// in it (or `POMPTRACE_MPI_UNDEFINED`), and the bytes this process sent and received.
+/// Records the end of a collective operation and leaves its region, at one time: which
+/// operation (`POMPTRACE_MPI_OP_*`), on which Comm, its root's rank in it (or
+/// `POMPTRACE_MPI_UNDEFINED`), and the bytes this process sent and received.
 #[no_mangle]
-pub extern "C" fn pomptrace_mpi_collective_end(
+pub extern "C" fn pomptrace_mpi_leave_collective(
+    region: u32,
     op: u32,
     comm: u32,
     root: u32,
     sent: u64,
     received: u64,
 ) {
-    ffi_boundary!("pomptrace_mpi_collective_end", {
-        m::message(Message::CollectiveEnd {
-            op: op as u8,
-            comm,
-            root,
-            sent,
-            received,
-        })
+    ffi_boundary!("pomptrace_mpi_leave_collective", {
+        m::leave_with(
+            region,
+            Message::CollectiveEnd {
+                op: op as u8,
+                comm,
+                root,
+                sent,
+                received,
+            },
+        )
     })
 }
 

@@ -140,6 +140,32 @@ pub fn message(message: Message) {
     constructs::record(active(false), |loc, t| loc.write(t, &event));
 }
 
+/// Enters `region` and records `message` at the same time (one clock read: the call's first
+/// action is the message's start).
+pub fn enter_with(region: u32, message: Message) {
+    if region == NO_REGION {
+        return;
+    }
+    let event = event(message);
+    constructs::record(active(true), |loc, t| {
+        loc.enter(t, region);
+        loc.write(t, &event);
+    });
+}
+
+/// Records `message` and leaves `region` at the same time (the message's end is the call's
+/// last action).
+pub fn leave_with(region: u32, message: Message) {
+    if region == NO_REGION {
+        return;
+    }
+    let event = event(message);
+    constructs::record(active(false), |loc, t| {
+        loc.write(t, &event);
+        loc.leave(t, region);
+    });
+}
+
 /// The measurement's clock.
 pub fn time() -> u64 {
     clock::now()

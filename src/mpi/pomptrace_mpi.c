@@ -51,6 +51,14 @@ static MPI_Comm sync_comm = MPI_COMM_NULL;
     REGION(region, name, kind)     \
     pomptrace_mpi_enter(region_id)
 #define LEAVE() pomptrace_mpi_leave(region_id)
+/* A blocking send: its region's Enter and the MpiSend at one time. */
+#define ENTER_SEND(name, dest, comm, tag, bytes)                                           \
+    REGION(region, name, POMPTRACE_MPI_POINT_TO_POINT)                                     \
+    if ((dest) != MPI_PROC_NULL)                                                           \
+        pomptrace_mpi_enter_send(region_id, (uint32_t)(dest), comm_id(comm), (uint32_t)(tag), \
+                                 bytes);                                                   \
+    else                                                                                   \
+        pomptrace_mpi_enter(region_id)
 
 /* ---- communicators ------------------------------------------------------------------------ */
 
@@ -293,20 +301,22 @@ int MPI_Finalize(void) {
 /* ---- point to point ----------------------------------------------------------------------- */
 
 int MPI_Send(const void *buf, int count, MPI_Datatype type, int dest, int tag, MPI_Comm comm) {
-    ENTER("MPI_Send", POMPTRACE_MPI_POINT_TO_POINT);
-    if (dest != MPI_PROC_NULL)
-        pomptrace_mpi_send((uint32_t)dest, comm_id(comm), (uint32_t)tag, type_bytes(type, count));
+    ENTER_SEND("MPI_Send", dest, comm, tag, type_bytes(type, count));
     int rc = PMPI_Send(buf, count, type, dest, tag, comm);
     LEAVE();
     return rc;
 }
 
-static void received(MPI_Status *status, MPI_Comm comm) {
-    if (status->MPI_SOURCE == MPI_PROC_NULL) return;
+/* Records what a blocking receive got, with the Leave of its region. */
+static void leave_received(uint32_t region, int rc, MPI_Status *status, MPI_Comm comm) {
+    if (rc != MPI_SUCCESS || status->MPI_SOURCE == MPI_PROC_NULL) {
+        pomptrace_mpi_leave(region);
+        return;
+    }
     int bytes = 0;
     PMPI_Get_count(status, MPI_BYTE, &bytes);
-    pomptrace_mpi_recv((uint32_t)status->MPI_SOURCE, comm_id(comm), (uint32_t)status->MPI_TAG,
-                       bytes == MPI_UNDEFINED ? 0 : (uint64_t)bytes);
+    pomptrace_mpi_leave_recv(region, (uint32_t)status->MPI_SOURCE, comm_id(comm),
+                             (uint32_t)status->MPI_TAG, bytes == MPI_UNDEFINED ? 0 : (uint64_t)bytes);
 }
 
 int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_Comm comm,
@@ -315,24 +325,19 @@ int MPI_Recv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_C
     MPI_Status own;
     MPI_Status *s = status == MPI_STATUS_IGNORE ? &own : status;
     int rc = PMPI_Recv(buf, count, type, source, tag, comm, s);
-    if (rc == MPI_SUCCESS) received(s, comm);
-    LEAVE();
+    leave_received(region_id, rc, s, comm);
     return rc;
 }
 
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
                  int recvtag, MPI_Comm comm, MPI_Status *status) {
-    ENTER("MPI_Sendrecv", POMPTRACE_MPI_POINT_TO_POINT);
-    if (dest != MPI_PROC_NULL)
-        pomptrace_mpi_send((uint32_t)dest, comm_id(comm), (uint32_t)sendtag,
-                           type_bytes(sendtype, sendcount));
+    ENTER_SEND("MPI_Sendrecv", dest, comm, sendtag, type_bytes(sendtype, sendcount));
     MPI_Status own;
     MPI_Status *s = status == MPI_STATUS_IGNORE ? &own : status;
     int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                            recvtype, source, recvtag, comm, s);
-    if (rc == MPI_SUCCESS) received(s, comm);
-    LEAVE();
+    leave_received(region_id, rc, s, comm);
     return rc;
 }
 
@@ -343,9 +348,11 @@ int MPI_Isend(const void *buf, int count, MPI_Datatype type, int dest, int tag, 
     if (rc == MPI_SUCCESS && dest != MPI_PROC_NULL) {
         uint32_t c = comm_id(comm);
         uint64_t id = track(*request, SEND_REQUEST, c);
-        pomptrace_mpi_isend((uint32_t)dest, c, (uint32_t)tag, type_bytes(type, count), id);
+        pomptrace_mpi_leave_isend(region_id, (uint32_t)dest, c, (uint32_t)tag,
+                                  type_bytes(type, count), id);
+    } else {
+        LEAVE();
     }
-    LEAVE();
     return rc;
 }
 
@@ -354,8 +361,9 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype type, int source, int tag, MPI_
     ENTER("MPI_Irecv", POMPTRACE_MPI_POINT_TO_POINT);
     int rc = PMPI_Irecv(buf, count, type, source, tag, comm, request);
     if (rc == MPI_SUCCESS && source != MPI_PROC_NULL)
-        pomptrace_mpi_irecv_request(track(*request, RECV_REQUEST, comm_id(comm)));
-    LEAVE();
+        pomptrace_mpi_leave_irecv_request(region_id, track(*request, RECV_REQUEST, comm_id(comm)));
+    else
+        LEAVE();
     return rc;
 }
 
@@ -456,13 +464,14 @@ static long long sum(const int *counts, int n) {
     return total;
 }
 
+/* A collective's Enter and MpiCollectiveBegin at one time, its MpiCollectiveEnd and Leave at
+ * another. */
 #define COLLECTIVE_BEGIN(name, kind) \
-    ENTER(name, kind);               \
-    pomptrace_mpi_collective_begin()
+    REGION(region, name, kind)       \
+    pomptrace_mpi_enter_collective(region_id)
 
-#define COLLECTIVE_END(op, comm, root, sent, received)                                  \
-    pomptrace_mpi_collective_end(op, comm_id(comm), (uint32_t)(root), sent, received); \
-    LEAVE()
+#define COLLECTIVE_END(op, comm, root, sent, received) \
+    pomptrace_mpi_leave_collective(region_id, op, comm_id(comm), (uint32_t)(root), sent, received)
 
 int MPI_Barrier(MPI_Comm comm) {
     COLLECTIVE_BEGIN("MPI_Barrier", POMPTRACE_MPI_BARRIER);

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use super::pomp2::{include_dir, instrument, library_dir, Build, Link, View};
 use super::{repo_root, run};
@@ -61,8 +61,23 @@ pub fn mpirun(cwd: &Path, exe: &Path, ranks: u32, threads: u32, env: &[(&str, &s
         cmd.args(["-x", &format!("{k}={v}")]);
     }
     cmd.arg(exe);
-    cmd.output()
-        .unwrap_or_else(|e| panic!("cannot run mpirun: {e}"))
+    // Into files, not pipes: when a rank dies, Open MPI 4.1's mpirun may crash while tearing
+    // the job down, and the other ranks, still writing their traces, would then die of SIGPIPE
+    // on their next message.
+    let (out_path, err_path) = (cwd.join("mpirun.stdout"), cwd.join("mpirun.stderr"));
+    let file =
+        |p: &Path| std::fs::File::create(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let status = cmd
+        .stdin(Stdio::null())
+        .stdout(file(&out_path))
+        .stderr(file(&err_path))
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run mpirun: {e}"));
+    Output {
+        status,
+        stdout: std::fs::read(&out_path).unwrap_or_default(),
+        stderr: std::fs::read(&err_path).unwrap_or_default(),
+    }
 }
 
 /// `mpirun` that must succeed.
