@@ -224,7 +224,7 @@ fn a_job_with_a_killed_rank_is_unified_afterwards_from_what_the_others_wrote() {
     for r in [0, 1, 3] {
         assert!(
             parts.join(format!("{r}.otf2")).exists(),
-            "rank {r} wrote its part"
+            "rank {r} wrote its part:\n{stderr}"
         );
     }
     assert!(!parts.join("2.otf2").exists());
