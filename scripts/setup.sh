@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs what pomptrace needs on a Debian machine, only where it is missing:
 #   - Debian packages: the OPARI2 instrumenter, the OTF2 reference reader (otf2-print, python3-otf2),
-#     the OTF2 C library (speed and byte-identity baseline), compilers with OpenMP, pkg-config, Open MPI (MPI tests);
+#     the OTF2 C library (speed and byte-identity baseline), compilers with OpenMP, pkg-config,
+#     chromium (headless: the tests render the HTML of `pomptrace view` in it), Open MPI (MPI tests);
 #   - a Rust toolchain (rustup's, or Debian's cargo as a last resort).
 # Safe to run again: it does nothing when everything is there.
 set -euo pipefail
 
-packages=(opari2 otf2-tools python3-otf2 libopen-trace-format2-dev gcc g++ gfortran make pkg-config openmpi-bin libopenmpi-dev)
+packages=(opari2 otf2-tools python3-otf2 libopen-trace-format2-dev gcc g++ gfortran make pkg-config chromium openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -34,6 +34,8 @@ extern "C" {
     fn pomptrace_call_init_regions();
     fn pomptrace_init_file_region_count() -> usize;
     fn pomptrace_has_init_file() -> c_int;
+    fn pomptrace_omp_get_default_device() -> c_int;
+    fn pomptrace_omp_set_default_device(device: c_int) -> c_int;
 }
 
 // SAFETY (all queries below): the shim functions take no pointers, have no preconditions and
@@ -66,6 +68,17 @@ pub fn team_size(level: u32) -> Option<u32> {
     // SAFETY: see above.
     let n = unsafe { pomptrace_omp_get_team_size(level as c_int) };
     u32::try_from(n).ok().filter(|&n| n > 0)
+}
+
+/// The calling task's default-device ICV (0 without a runtime).
+pub fn default_device() -> i32 {
+    // SAFETY: see above.
+    unsafe { pomptrace_omp_get_default_device() }
+}
+/// Sets the calling task's default-device ICV; false when the runtime lacks the routines.
+pub fn set_default_device(device: i32) -> bool {
+    // SAFETY: see above.
+    unsafe { pomptrace_omp_set_default_device(device) != 0 }
 }
 
 /// Runs the init file's `POMP2_Init_regions` and `POMP2_USER_Init_regions` if linked in.

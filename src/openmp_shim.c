@@ -134,3 +134,27 @@ int pomptrace_has_init_file(void) { return POMP2_Init_regions != NULL || POMP2_U
  */
 __thread long long pomp_tpd_ __attribute__((aligned(16))) = 0;
 __thread long long pomp_tpd __attribute__((aligned(16))) = 0;
+
+/*
+ * The one thread-local the hot path reads: a pointer to the calling thread's state (see
+ * src/measure/thread.rs). Defined here because C can ask for the initial-exec TLS model, which
+ * makes reading it one `mov %fs:` instead of a call to __tls_get_addr from the shared library;
+ * the Rust side reads it with two instructions of inline assembly. Hidden: no one else uses it.
+ */
+__thread void* pomptrace_thread_state __attribute__((tls_model("initial-exec"), visibility("hidden"))) = 0;
+void** pomptrace_thread_state_slot(void) { return &pomptrace_thread_state; }
+
+/*
+ * The default-device ICV, used as a channel from a forking thread to its new team: OpenMP copies
+ * a task's data-environment ICVs into every implicit task of the team it forks, so a value set
+ * just before the fork is what each member reads first thing in the region (and restores).
+ */
+extern int omp_get_default_device(void) __attribute__((weak));
+extern void omp_set_default_device(int) __attribute__((weak));
+int pomptrace_omp_get_default_device(void) { return omp_get_default_device ? omp_get_default_device() : 0; }
+int pomptrace_omp_set_default_device(int device)
+{
+    if (!omp_set_default_device || !omp_get_default_device) return 0;
+    omp_set_default_device(device);
+    return 1;
+}

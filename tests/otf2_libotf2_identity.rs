@@ -3,11 +3,15 @@
 //! 2-entry attribute lists, several chunks per location) through libotf2; we write the same
 //! calls with `pomptrace::otf2` and compare the files byte for byte.
 //!
+//! `c-tests/otf2_reference_records.c` does the same for the MPI events and every snapshot
+//! record (several chunks of each, one attribute list per round).
+//!
 //! The anchor file is the one exception: libotf2 puts a random trace id and its own version
 //! in it, so only its decoded content is compared.
 
 mod support;
 
+use std::path::Path;
 use std::process::Command;
 
 use pomptrace::otf2::*;
@@ -194,14 +198,23 @@ fn compare(n: u64) {
         .arg(&theirs)
         .arg(n.to_string()));
     write_ours(&ours, n);
+    assert_same_archives(
+        &theirs,
+        &ours,
+        &[
+            "traces/0.evt",
+            "traces/1.evt",
+            "traces/0.def",
+            "traces/1.def",
+            "traces.def",
+        ],
+    );
+}
 
-    for file in [
-        "traces/0.evt",
-        "traces/1.evt",
-        "traces/0.def",
-        "traces/1.def",
-        "traces.def",
-    ] {
+/// `files` are byte-identical; the anchors have the same content apart from the trace id,
+/// version and creator strings.
+fn assert_same_archives(theirs: &Path, ours: &Path, files: &[&str]) {
+    for file in files {
         let a = std::fs::read(theirs.join(file)).unwrap();
         let b = std::fs::read(ours.join(file)).unwrap();
         assert_eq!(
@@ -220,7 +233,6 @@ fn compare(n: u64) {
             );
         }
     }
-    // The anchor: same content apart from the trace id, version and creator strings.
     let a = ArchiveReader::open(theirs.join("traces.otf2"))
         .unwrap()
         .anchor()
@@ -249,6 +261,300 @@ fn compare(n: u64) {
     );
 }
 
+// ---------------------------------------------------------------------------------------------
+// The MPI events and the snapshot records: `c-tests/otf2_reference_records.c`, call for call.
+
+/// Rounds of ten MPI events and snapshots of eighteen state records: several chunks of each.
+const RECORD_ROUNDS: u64 = 6_000;
+const MPI_EVENTS_PER_ROUND: u64 = 10;
+const SNAP_STATE_RECORDS: u64 = 18;
+
+/// Field `k` of round `i`: 0, all ones, and values of every byte width in turn.
+fn value(i: u64, k: u64) -> u64 {
+    match (i * 7 + k * 3) % 66 {
+        64 => 0,
+        65 => u64::MAX,
+        s => (1u64 << s) + i + k,
+    }
+}
+
+fn value32(i: u64, k: u64) -> u32 {
+    match value(i, k) {
+        u64::MAX => u32::MAX,
+        v if v >> 32 != 0 => (v >> 32) as u32,
+        v => v as u32,
+    }
+}
+
+/// The attribute list the C program gives the `k`th record of round `i`, if any.
+fn attributes_for(list: &mut AttributeList, i: u64, k: u64) -> Option<&AttributeList> {
+    if i % MPI_EVENTS_PER_ROUND != k {
+        return None;
+    }
+    list.clear();
+    list.add(0, TypedValue::u64(value(i, 11)));
+    list.add(1, TypedValue::i32(-((i % 1000) as i32)));
+    Some(list)
+}
+
+fn mpi_round(i: u64) -> [(u64, Event); MPI_EVENTS_PER_ROUND as usize] {
+    let (v, v32) = (|k| value(i, k), |k| value32(i, k));
+    let ts = 100 + 3 * i;
+    [
+        (
+            ts,
+            Event::MpiSend {
+                receiver: v32(0),
+                communicator: v32(1),
+                msg_tag: v32(2),
+                msg_length: v(3),
+            },
+        ),
+        (
+            ts,
+            Event::MpiIsend {
+                receiver: v32(1),
+                communicator: v32(2),
+                msg_tag: v32(3),
+                msg_length: v(4),
+                request_id: v(5),
+            },
+        ),
+        (ts + 1, Event::MpiIsendComplete { request_id: v(5) }),
+        (ts + 1, Event::MpiIrecvRequest { request_id: v(6) }),
+        (
+            ts + 1,
+            Event::MpiRecv {
+                sender: v32(7),
+                communicator: v32(8),
+                msg_tag: v32(9),
+                msg_length: v(10),
+            },
+        ),
+        (
+            ts + 2,
+            Event::MpiIrecv {
+                sender: v32(8),
+                communicator: v32(9),
+                msg_tag: v32(10),
+                msg_length: v(11),
+                request_id: v(6),
+            },
+        ),
+        (ts + 2, Event::MpiRequestTest { request_id: v(12) }),
+        (ts + 2, Event::MpiRequestCancelled { request_id: v(13) }),
+        (ts + 2, Event::MpiCollectiveBegin {}),
+        (
+            ts + 2,
+            Event::MpiCollectiveEnd {
+                collective_op: CollectiveOp((i % 23) as u8),
+                communicator: v32(14),
+                root: v32(15),
+                size_sent: v(16),
+                size_received: v(17),
+            },
+        ),
+    ]
+}
+
+/// Snapshot `i`: its time and its records, SnapshotStart to SnapshotEnd.
+fn snapshot(i: u64) -> (u64, Vec<SnapRecord>) {
+    use SnapRecord as S;
+    let (v, v32) = (|k| value(i, k), |k| value32(i, k));
+    let o = 10 * i;
+    let mode = if i % 2 == 1 {
+        MeasurementMode::ON
+    } else {
+        MeasurementMode::OFF
+    };
+    let records = vec![
+        S::SnapshotStart {
+            number_of_records: SNAP_STATE_RECORDS,
+        },
+        S::MeasurementOnOff {
+            orig_event_time: o,
+            mode,
+        },
+        S::Enter {
+            orig_event_time: o,
+            region: v32(0),
+        },
+        S::MpiSend {
+            orig_event_time: o + 1,
+            receiver: v32(0),
+            communicator: v32(1),
+            msg_tag: v32(2),
+            msg_length: v(3),
+        },
+        S::MpiIsend {
+            orig_event_time: o + 1,
+            receiver: v32(1),
+            communicator: v32(2),
+            msg_tag: v32(3),
+            msg_length: v(4),
+            request_id: v(5),
+        },
+        S::MpiIsendComplete {
+            orig_event_time: o + 1,
+            request_id: v(5),
+        },
+        S::MpiRecv {
+            orig_event_time: o + 2,
+            sender: v32(7),
+            communicator: v32(8),
+            msg_tag: v32(9),
+            msg_length: v(10),
+        },
+        S::MpiIrecvRequest {
+            orig_event_time: o + 2,
+            request_id: v(6),
+        },
+        S::MpiIrecv {
+            orig_event_time: o + 2,
+            sender: v32(8),
+            communicator: v32(9),
+            msg_tag: v32(10),
+            msg_length: v(11),
+            request_id: v(6),
+        },
+        S::MpiCollectiveBegin {
+            orig_event_time: o + 3,
+        },
+        S::MpiCollectiveEnd {
+            orig_event_time: o + 3,
+            collective_op: CollectiveOp((i % 23) as u8),
+            communicator: v32(14),
+            root: v32(15),
+            size_sent: v(16),
+            size_received: v(17),
+        },
+        S::OmpFork {
+            orig_event_time: o + 4,
+            number_of_requested_threads: v32(12),
+        },
+        S::OmpAcquireLock {
+            orig_event_time: o + 4,
+            lock_id: v32(13),
+            acquisition_order: v32(14),
+        },
+        S::OmpTaskCreate {
+            orig_event_time: o + 5,
+            task_id: v(15),
+        },
+        S::OmpTaskSwitch {
+            orig_event_time: o + 5,
+            task_id: v(16),
+        },
+        S::Metric {
+            orig_event_time: o + 6,
+            metric: v32(17),
+            values: vec![TypedValue::u64(v(18)), TypedValue::f64(i as f64 * 0.25)],
+        },
+        S::ParameterString {
+            orig_event_time: o + 7,
+            parameter: v32(18),
+            string: v32(19),
+        },
+        S::ParameterInt {
+            orig_event_time: o + 7,
+            parameter: v32(19),
+            value: (v(20) as i64).wrapping_neg() / 2,
+        },
+        S::ParameterUnsignedInt {
+            orig_event_time: o + 8,
+            parameter: v32(20),
+            value: v(21),
+        },
+        S::SnapshotEnd {
+            cont_read_pos: v(22),
+        },
+    ];
+    (1000 + 10 * i, records)
+}
+
+fn write_ours_records(dir: &Path, rounds: u64) {
+    let config = ArchiveConfig {
+        event_chunk_size: 262_144,
+        def_chunk_size: 262_144,
+        ..Default::default()
+    };
+    let mut archive = ArchiveWriter::create(dir, "traces", config).unwrap();
+    let mut list = AttributeList::new();
+    let mut w = archive.event_writer(0).unwrap();
+    for i in 0..rounds {
+        for (k, (time, event)) in mpi_round(i).iter().enumerate() {
+            w.write(*time, attributes_for(&mut list, i, k as u64), event);
+        }
+    }
+    let events = w.events();
+    assert_eq!(events, rounds * MPI_EVENTS_PER_ROUND);
+    w.finish().1.unwrap();
+
+    archive.set_snapshot_count(rounds as u32);
+    let mut w = archive.snap_writer(0).unwrap();
+    for i in 0..rounds {
+        let (time, records) = snapshot(i);
+        for (k, record) in records.iter().enumerate() {
+            // The C program's only snapshot attribute list: on the Enter record.
+            let attributes = if k == 2 {
+                attributes_for(&mut list, i, 1)
+            } else {
+                None
+            };
+            w.write(time, attributes, record);
+        }
+    }
+    assert_eq!(w.records(), rounds * (SNAP_STATE_RECORDS + 2));
+    w.finish().1.unwrap();
+
+    let mut defs = archive.global_def_writer();
+    defs.write(&GlobalDef::ClockProperties {
+        timer_resolution: 1_000_000_000,
+        global_offset: 0,
+        trace_length: 1_000_000,
+        realtime_timestamp: UNDEFINED_U64,
+    });
+    let strings = [
+        "", "rank 0", "", "process", "machine", "node", "attr_u64", "attr_i32",
+    ];
+    for (id, s) in strings.iter().enumerate() {
+        defs.write(&GlobalDef::String {
+            id: id as u32,
+            string: s.to_string(),
+        });
+    }
+    for (id, name, t) in [(0, 6, Type::UINT64), (1, 7, Type::INT32)] {
+        defs.write(&GlobalDef::Attribute {
+            id,
+            name,
+            description: 0,
+            attribute_type: t,
+        });
+    }
+    write_process_and_locations(&mut defs, (4, 5), 3, &[(1, events)]);
+    archive.finish(defs, &[0]).unwrap();
+}
+
+fn compare_records(rounds: u64) {
+    let scratch = Scratch::new("identity-records");
+    let theirs = scratch.join("libotf2");
+    let ours = scratch.join("ours");
+    run(Command::new(build_c_program("otf2_reference_records"))
+        .arg(&theirs)
+        .arg(rounds.to_string()));
+    write_ours_records(&ours, rounds);
+    assert_same_archives(
+        &theirs,
+        &ours,
+        &[
+            "traces/0.evt",
+            "traces/0.snap",
+            "traces/0.def",
+            "traces.def",
+        ],
+    );
+}
+
 #[test]
 fn event_and_definition_files_match_libotf2_byte_for_byte() {
     compare(EVENTS_PER_LOCATION);
@@ -270,4 +576,27 @@ fn the_reference_stream_spans_several_chunks() {
         size > 3 * 262_144,
         "only {size} bytes: the test would not cross chunk boundaries"
     );
+}
+
+#[test]
+fn mpi_events_and_snapshot_records_match_libotf2_byte_for_byte() {
+    compare_records(RECORD_ROUNDS);
+}
+
+#[test]
+fn one_round_of_mpi_events_and_one_snapshot_match_too() {
+    compare_records(1);
+}
+
+#[test]
+fn the_record_rounds_span_several_chunks() {
+    let scratch = Scratch::new("identity-records-chunks");
+    write_ours_records(&scratch.path, RECORD_ROUNDS);
+    for file in ["traces/0.evt", "traces/0.snap"] {
+        let size = std::fs::metadata(scratch.join(file)).unwrap().len();
+        assert!(
+            size > 3 * 262_144,
+            "{file}: only {size} bytes: the test would not cross chunk boundaries"
+        );
+    }
 }

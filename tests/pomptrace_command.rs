@@ -537,9 +537,9 @@ fn write_trace(dir: &Path) -> PathBuf {
     dir.join("traces.otf2")
 }
 
-/// The (region, thread, visits, ms) rows of the summary table; a row with an empty region
-/// column continues the region above.
-fn table_rows(text: &str) -> Vec<(String, String, u64, String)> {
+/// The (region, thread, visits, inclusive ms, exclusive ms) rows of the `--by-thread` table; a
+/// row with an empty region column continues the region above.
+fn table_rows(text: &str) -> Vec<(String, String, u64, String, String)> {
     let mut rows = Vec::new();
     let mut region = String::new();
     let mut in_table = false;
@@ -563,12 +563,13 @@ fn table_rows(text: &str) -> Vec<(String, String, u64, String)> {
         if let Some(label) = label {
             region = label.to_string();
         }
-        assert_eq!(rest.len(), 3, "row {line:?}");
+        assert_eq!(rest.len(), 4, "row {line:?}");
         rows.push((
             region.clone(),
             rest[0].trim().to_string(),
             rest[1].trim().parse().unwrap(),
             rest[2].trim().to_string(),
+            rest[3].trim().to_string(),
         ));
     }
     rows
@@ -578,7 +579,7 @@ fn table_rows(text: &str) -> Vec<(String, String, u64, String)> {
 fn summary_reports_visits_and_inclusive_time() {
     let scratch = Scratch::new("pomptrace-summary");
     let anchor = write_trace(&scratch.path);
-    let out = run(pomptrace().arg("summary").arg(&anchor));
+    let out = run(pomptrace().arg("summary").arg("--by-thread").arg(&anchor));
     let text = stdout(&out);
     let header = text.lines().next().unwrap();
     assert!(header.contains(&anchor.display().to_string()), "{text}");
@@ -586,16 +587,43 @@ fn summary_reports_visits_and_inclusive_time() {
     assert!(header.contains("11 events"), "{text}");
     assert!(header.contains("duration 9.500 ms"), "{text}");
 
-    let row = |r: &str, t: &str, v: u64, ms: &str| (r.to_string(), t.to_string(), v, ms.into());
+    let row = |r: &str, t: &str, v: u64, incl: &str, excl: &str| {
+        (r.to_string(), t.to_string(), v, incl.into(), excl.into())
+    };
     assert_eq!(
         table_rows(&text),
         [
-            // parallel: 9 ms + 1.5 ms
-            row("!$omp parallel @jacobi.c:42", "Master thread", 1, "9.000"),
-            row("!$omp parallel @jacobi.c:42", "OMP thread 1", 1, "1.500"),
+            // Regions by exclusive time: the loop's 7 ms before the parallel region's 6.5 ms.
             // loop: 3 ms + 1 ms; on thread 1 open from 5000 to its last event at 8000
-            row("!$omp for @jacobi.c:44", "Master thread", 2, "4.000"),
-            row("!$omp for @jacobi.c:44", "OMP thread 1", 1, "3.000"),
+            row(
+                "!$omp for @jacobi.c:44",
+                "Master thread",
+                2,
+                "4.000",
+                "4.000"
+            ),
+            row(
+                "!$omp for @jacobi.c:44",
+                "OMP thread 1",
+                1,
+                "3.000",
+                "3.000"
+            ),
+            // parallel: 9 ms + 1.5 ms, of which the master spent 4 ms in the loop
+            row(
+                "!$omp parallel @jacobi.c:42",
+                "Master thread",
+                1,
+                "9.000",
+                "5.000"
+            ),
+            row(
+                "!$omp parallel @jacobi.c:42",
+                "OMP thread 1",
+                1,
+                "1.500",
+                "1.500"
+            ),
         ],
         "{text}"
     );
@@ -748,5 +776,44 @@ fn init_regions_agrees_with_opari2_config_on_instrumented_objects() {
     assert!(
         calls.iter().any(|c| c.starts_with("pomp2_init_reg_")),
         "the Fortran one, lower case: {calls:?}"
+    );
+}
+
+/// clap parses the options in every spelling the hand-written parser took: `-o FILE`, `-oFILE`,
+/// `--output=FILE`, `--` before inputs; `config` answers its options in the order given.
+#[test]
+fn option_spellings_and_order() {
+    let scratch = Scratch::new("pomptrace-spellings");
+    let o = objects(&scratch);
+    let reference = stdout(&run(pomptrace().arg("init-regions").arg(&o.b)));
+    let attached = scratch.join("attached.c");
+    let long = scratch.join("long.c");
+    run(pomptrace()
+        .arg("init-regions")
+        .arg(format!("-o{}", attached.display()))
+        .arg(&o.b));
+    run(pomptrace()
+        .arg("init-regions")
+        .arg(format!("--output={}", long.display()))
+        .arg("--")
+        .arg(&o.b));
+    assert_eq!(std::fs::read_to_string(&attached).unwrap(), reference);
+    assert_eq!(std::fs::read_to_string(&long).unwrap(), reference);
+
+    let config = |args: &[&str]| stdout(&run(pomptrace().arg("config").args(args)));
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(
+        config(&["--version", "--interface-version"]),
+        format!("{version} 3:0:0\n")
+    );
+    assert_eq!(
+        config(&["--interface-version", "--version"]),
+        format!("3:0:0 {version}\n")
+    );
+    let cflags = config(&["--cflags"]);
+    let libs = config(&["--libs"]);
+    assert_eq!(
+        config(&["--libs", "--cflags=gnu"]),
+        format!("{} {}", libs.trim_end(), cflags)
     );
 }

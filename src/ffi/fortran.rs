@@ -26,7 +26,6 @@
 
 use std::ffi::c_void;
 use std::os::raw::{c_char, c_int};
-use std::sync::atomic::Ordering;
 
 use super::locks::real;
 use super::pomp2 as c;
@@ -88,12 +87,9 @@ unsafe fn construct(
 ) -> Option<&'static Construct> {
     // SAFETY: the function's contract; the handle has the size and alignment of a pointer.
     let slot = unsafe { super::slot(h.cast::<OPARI2_Region_handle>()) }?;
-    if slot.load(Ordering::Acquire).is_null() {
-        // SAFETY: the handle is empty, so the string is valid (the function's contract).
-        m::construct(slot, unsafe { ctc_text(ctc, len) }, user)
-    } else {
-        m::construct(slot, None, user)
-    }
+    // SAFETY: the string is only read when the handle is empty, when it is valid (the
+    // function's contract).
+    m::construct(slot, || unsafe { ctc_text(ctc, len) }, user)
 }
 
 /// The construct behind a handle for calls without a CTC string (None while unassigned).
@@ -114,23 +110,67 @@ unsafe fn value<T: Copy + Default>(p: *const T) -> T {
     unsafe { p.as_ref() }.copied().unwrap_or_default()
 }
 
-/// Defines one Fortran entry point in its four spellings. `name` is the lower-case name without
-/// the `pomp2_` prefix; the body sees the arguments and runs inside [`ffi_boundary!`].
+/// Defines Fortran entry points, each in its four spellings. An entry is either
+/// `name, "UPPER", (args) [-> ret] { body }`, where `name` is the lower-case name without the
+/// `pomp2_` prefix and the body runs inside [`ffi_boundary!`], or one of the two shorthands for
+/// entries whose work is one call on the construct behind the handle:
+/// `name, "UPPER": with_ctc => call;` (handle and CTC string: an empty handle is assigned
+/// first) and `name, "UPPER": assigned => call;` (handle only); and one for the lock wrappers,
+/// `name, "UPPER": lock Call => omp_op, "omp_name";`.
 macro_rules! fortran {
-    ($(
+    () => {};
+    ($(#[$attr:meta])* $name:ident, $upper:literal: with_ctc => $call:path; $($rest:tt)*) => {
+        fortran!(@entry $(#[$attr])* $name, $upper, (h: *mut Handle, ctc: *const c_char, len: Len) {
+            // SAFETY: the module's contract.
+            if let Some(c) = unsafe { construct(h, ctc, len, false) } {
+                $call(c)
+            }
+        });
+        fortran!($($rest)*);
+    };
+    (
+        $(#[$attr:meta])*
+        $name:ident, $upper:literal: lock $call:ident => $op:path, $omp_name:literal; $($rest:tt)*
+    ) => {
+        fortran!(@entry $(#[$attr])* $name, $upper, (lock: *mut c_void) {
+            lock_call(LockCall::$call, lock as usize, || {
+                // SAFETY: the module's contract.
+                real(unsafe { $op(lock) }, $omp_name)
+            });
+        });
+        fortran!($($rest)*);
+    };
+    ($(#[$attr:meta])* $name:ident, $upper:literal: assigned => $call:path; $($rest:tt)*) => {
+        fortran!(@entry $(#[$attr])* $name, $upper, (h: *mut Handle) {
+            // SAFETY: the module's contract.
+            if let Some(c) = unsafe { assigned(h) } {
+                $call(c)
+            }
+        });
+        fortran!($($rest)*);
+    };
+    (
         $(#[$attr:meta])*
         $name:ident, $upper:literal, ($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block
-    )*) => {$(
+        $($rest:tt)*
+    ) => {
+        fortran!(@entry $(#[$attr])* $name, $upper, ($($arg: $ty),*) $(-> $ret)? $body);
+        fortran!($($rest)*);
+    };
+    (
+        @entry $(#[$attr:meta])*
+        $name:ident, $upper:literal, ($($arg:ident: $ty:ty),*) $(-> $ret:ty)? $body:block
+    ) => {
         $(#[$attr])*
         pub mod $name {
             #[allow(unused_imports)]
             use super::*;
 
-            /// The entry point's work, shared by the four spellings.
+            /// The entry point's work, compiled once and shared by the four spellings.
             ///
             /// # Safety
             /// The contract of `ffi::fortran`.
-            #[inline(always)]
+            #[inline(never)]
             pub(super) unsafe fn body($($arg: $ty),*) $(-> $ret)? {
                 ffi_boundary!($upper, $body)
             }
@@ -159,7 +199,7 @@ macro_rules! fortran {
                 unsafe { body($($arg),*) }
             }
         }
-    )*};
+    };
 }
 
 // ---- parallel regions ---------------------------------------------------------------------
@@ -197,193 +237,39 @@ fortran! {
 // ---- worksharing and synchronisation: Enter/Leave of the outer or inner region ------------
 
 fortran! {
-    /// `!$omp do` (the C `POMP2_For_enter`).
-    do_enter, "POMP2_DO_ENTER", (h: *mut Handle, ctc: *const c_char, len: Len) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(h, ctc, len, false) } {
-            m::enter_outer(c)
-        }
-    }
+    // `!$omp do` (the C `POMP2_For_enter`).
+    do_enter, "POMP2_DO_ENTER": with_ctc => m::enter_outer;
+    do_exit, "POMP2_DO_EXIT": assigned => m::leave_outer;
 
-    do_exit, "POMP2_DO_EXIT", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::leave_outer(c)
-        }
-    }
-
-    /// OPARI2 calls this without the CTC argument for `!$omp parallel sections` (semantics doc
-    /// 2.4), so `ctc` and `len` are garbage there. That call always comes with an assigned
-    /// handle: the combined construct shares the handle of its `pomp2_parallel_fork`, which
-    /// assigns it first. The string is read only for an empty handle, i.e. only for a plain
-    /// `!$omp sections`, which does pass it.
-    sections_enter, "POMP2_SECTIONS_ENTER", (h: *mut Handle, ctc: *const c_char, len: Len) {
-        // SAFETY: the module's contract, and the argument above.
-        if let Some(c) = unsafe { construct(h, ctc, len, false) } {
-            m::enter_outer(c)
-        }
-    }
-
-    sections_exit, "POMP2_SECTIONS_EXIT", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::leave_outer(c)
-        }
-    }
-
-    section_begin, "POMP2_SECTION_BEGIN", (h: *mut Handle, ctc: *const c_char, len: Len) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(h, ctc, len, false) } {
-            m::enter_inner(c)
-        }
-    }
-
-    section_end, "POMP2_SECTION_END", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::leave_inner(c)
-        }
-    }
-
-    single_enter, "POMP2_SINGLE_ENTER", (h: *mut Handle, ctc: *const c_char, len: Len) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(h, ctc, len, false) } {
-            m::enter_outer(c)
-        }
-    }
-
-    single_exit, "POMP2_SINGLE_EXIT", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::leave_outer(c)
-        }
-    }
-
-    single_begin, "POMP2_SINGLE_BEGIN", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::enter_inner(c)
-        }
-    }
-
-    single_end, "POMP2_SINGLE_END", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::leave_inner(c)
-        }
-    }
-
-    master_begin, "POMP2_MASTER_BEGIN", (h: *mut Handle, ctc: *const c_char, len: Len) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(h, ctc, len, false) } {
-            m::enter_inner(c)
-        }
-    }
-
-    master_end, "POMP2_MASTER_END", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::leave_inner(c)
-        }
-    }
-
-    critical_enter, "POMP2_CRITICAL_ENTER", (h: *mut Handle, ctc: *const c_char, len: Len) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(h, ctc, len, false) } {
-            m::enter_outer(c)
-        }
-    }
-
-    critical_exit, "POMP2_CRITICAL_EXIT", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::leave_outer(c)
-        }
-    }
-
-    critical_begin, "POMP2_CRITICAL_BEGIN", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::critical_begin(c)
-        }
-    }
-
-    critical_end, "POMP2_CRITICAL_END", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::critical_end(c)
-        }
-    }
-
-    ordered_enter, "POMP2_ORDERED_ENTER", (h: *mut Handle, ctc: *const c_char, len: Len) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(h, ctc, len, false) } {
-            m::enter_outer(c)
-        }
-    }
-
-    ordered_exit, "POMP2_ORDERED_EXIT", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::leave_outer(c)
-        }
-    }
-
-    ordered_begin, "POMP2_ORDERED_BEGIN", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::enter_inner(c)
-        }
-    }
-
-    ordered_end, "POMP2_ORDERED_END", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::leave_inner(c)
-        }
-    }
-
-    atomic_enter, "POMP2_ATOMIC_ENTER", (h: *mut Handle, ctc: *const c_char, len: Len) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(h, ctc, len, false) } {
-            m::enter_outer(c)
-        }
-    }
-
-    atomic_exit, "POMP2_ATOMIC_EXIT", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::leave_outer(c)
-        }
-    }
-
-    flush_enter, "POMP2_FLUSH_ENTER", (h: *mut Handle, ctc: *const c_char, len: Len) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(h, ctc, len, false) } {
-            m::enter_outer(c)
-        }
-    }
-
-    flush_exit, "POMP2_FLUSH_EXIT", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::leave_outer(c)
-        }
-    }
-
-    workshare_enter, "POMP2_WORKSHARE_ENTER", (h: *mut Handle, ctc: *const c_char, len: Len) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(h, ctc, len, false) } {
-            m::enter_outer(c)
-        }
-    }
-
-    workshare_exit, "POMP2_WORKSHARE_EXIT", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::leave_outer(c)
-        }
-    }
+    // OPARI2 calls this without the CTC argument for `!$omp parallel sections` (semantics doc
+    // 2.4), so `ctc` and `len` are garbage there. That call always comes with an assigned
+    // handle: the combined construct shares the handle of its `pomp2_parallel_fork`, which
+    // assigns it first. The string is read only for an empty handle, i.e. only for a plain
+    // `!$omp sections`, which does pass it.
+    sections_enter, "POMP2_SECTIONS_ENTER": with_ctc => m::enter_outer;
+    sections_exit, "POMP2_SECTIONS_EXIT": assigned => m::leave_outer;
+    section_begin, "POMP2_SECTION_BEGIN": with_ctc => m::enter_inner;
+    section_end, "POMP2_SECTION_END": assigned => m::leave_inner;
+    single_enter, "POMP2_SINGLE_ENTER": with_ctc => m::enter_outer;
+    single_exit, "POMP2_SINGLE_EXIT": assigned => m::leave_outer;
+    single_begin, "POMP2_SINGLE_BEGIN": assigned => m::enter_inner;
+    single_end, "POMP2_SINGLE_END": assigned => m::leave_inner;
+    master_begin, "POMP2_MASTER_BEGIN": with_ctc => m::enter_inner;
+    master_end, "POMP2_MASTER_END": assigned => m::leave_inner;
+    critical_enter, "POMP2_CRITICAL_ENTER": with_ctc => m::enter_outer;
+    critical_exit, "POMP2_CRITICAL_EXIT": assigned => m::leave_outer;
+    critical_begin, "POMP2_CRITICAL_BEGIN": assigned => m::critical_begin;
+    critical_end, "POMP2_CRITICAL_END": assigned => m::critical_end;
+    ordered_enter, "POMP2_ORDERED_ENTER": with_ctc => m::enter_outer;
+    ordered_exit, "POMP2_ORDERED_EXIT": assigned => m::leave_outer;
+    ordered_begin, "POMP2_ORDERED_BEGIN": assigned => m::enter_inner;
+    ordered_end, "POMP2_ORDERED_END": assigned => m::leave_inner;
+    atomic_enter, "POMP2_ATOMIC_ENTER": with_ctc => m::enter_outer;
+    atomic_exit, "POMP2_ATOMIC_EXIT": assigned => m::leave_outer;
+    flush_enter, "POMP2_FLUSH_ENTER": with_ctc => m::enter_outer;
+    flush_exit, "POMP2_FLUSH_EXIT": assigned => m::leave_outer;
+    workshare_enter, "POMP2_WORKSHARE_ENTER": with_ctc => m::enter_outer;
+    workshare_exit, "POMP2_WORKSHARE_EXIT": assigned => m::leave_outer;
 }
 
 // ---- barriers and taskwait ----------------------------------------------------------------
@@ -448,13 +334,7 @@ fortran! {
         unsafe { c::task_begin(assigned(h), value(task)) }
     }
 
-    task_end, "POMP2_TASK_END", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::task_end(c)
-        }
-    }
-
+    task_end, "POMP2_TASK_END": assigned => m::task_end;
     untied_task_create_begin, "POMP2_UNTIED_TASK_CREATE_BEGIN",
     (h: *mut Handle, new: *mut Task, old: *mut Task, if_clause: *const c_int,
      ctc: *const c_char, len: Len) {
@@ -502,13 +382,8 @@ fortran! {
         }
     }
 
-    /// `!$pomp inst end(name)` and every `!$pomp inst altend(name)`.
-    end, "POMP2_END", (h: *mut Handle) {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { assigned(h) } {
-            m::leave_outer(c)
-        }
-    }
+    // `!$pomp inst end(name)` and every `!$pomp inst altend(name)`.
+    end, "POMP2_END": assigned => m::leave_outer;
 
     /// `!$pomp inst init`.
     init, "POMP2_INIT", () {
@@ -539,33 +414,10 @@ fortran! {
 // ---- lock wrappers: the runtime's Fortran lock entries, keyed by the variable's address -----
 
 fortran! {
-    init_lock, "POMP2_INIT_LOCK", (lock: *mut c_void) {
-        lock_call(LockCall::Init, lock as usize, || {
-            // SAFETY: the module's contract.
-            real(unsafe { omp::init_lock(lock) }, "omp_init_lock_")
-        });
-    }
-
-    destroy_lock, "POMP2_DESTROY_LOCK", (lock: *mut c_void) {
-        lock_call(LockCall::Destroy, lock as usize, || {
-            // SAFETY: the module's contract.
-            real(unsafe { omp::destroy_lock(lock) }, "omp_destroy_lock_")
-        });
-    }
-
-    set_lock, "POMP2_SET_LOCK", (lock: *mut c_void) {
-        lock_call(LockCall::Set, lock as usize, || {
-            // SAFETY: the module's contract.
-            real(unsafe { omp::set_lock(lock) }, "omp_set_lock_")
-        });
-    }
-
-    unset_lock, "POMP2_UNSET_LOCK", (lock: *mut c_void) {
-        lock_call(LockCall::Unset, lock as usize, || {
-            // SAFETY: the module's contract.
-            real(unsafe { omp::unset_lock(lock) }, "omp_unset_lock_")
-        });
-    }
+    init_lock, "POMP2_INIT_LOCK": lock Init => omp::init_lock, "omp_init_lock_";
+    destroy_lock, "POMP2_DESTROY_LOCK": lock Destroy => omp::destroy_lock, "omp_destroy_lock_";
+    set_lock, "POMP2_SET_LOCK": lock Set => omp::set_lock, "omp_set_lock_";
+    unset_lock, "POMP2_UNSET_LOCK": lock Unset => omp::unset_lock, "omp_unset_lock_";
 
     /// Returns the LOGICAL `omp_test_lock` returned.
     test_lock, "POMP2_TEST_LOCK", (lock: *mut c_void) -> c_int {
@@ -573,33 +425,10 @@ fortran! {
         lock_call(LockCall::Test, lock as usize, || unsafe { omp::test_lock(lock) })
     }
 
-    init_nest_lock, "POMP2_INIT_NEST_LOCK", (lock: *mut c_void) {
-        lock_call(LockCall::InitNest, lock as usize, || {
-            // SAFETY: the module's contract.
-            real(unsafe { omp::init_nest_lock(lock) }, "omp_init_nest_lock_")
-        });
-    }
-
-    destroy_nest_lock, "POMP2_DESTROY_NEST_LOCK", (lock: *mut c_void) {
-        lock_call(LockCall::DestroyNest, lock as usize, || {
-            // SAFETY: the module's contract.
-            real(unsafe { omp::destroy_nest_lock(lock) }, "omp_destroy_nest_lock_")
-        });
-    }
-
-    set_nest_lock, "POMP2_SET_NEST_LOCK", (lock: *mut c_void) {
-        lock_call(LockCall::SetNest, lock as usize, || {
-            // SAFETY: the module's contract.
-            real(unsafe { omp::set_nest_lock(lock) }, "omp_set_nest_lock_")
-        });
-    }
-
-    unset_nest_lock, "POMP2_UNSET_NEST_LOCK", (lock: *mut c_void) {
-        lock_call(LockCall::UnsetNest, lock as usize, || {
-            // SAFETY: the module's contract.
-            real(unsafe { omp::unset_nest_lock(lock) }, "omp_unset_nest_lock_")
-        });
-    }
+    init_nest_lock, "POMP2_INIT_NEST_LOCK": lock InitNest => omp::init_nest_lock, "omp_init_nest_lock_";
+    destroy_nest_lock, "POMP2_DESTROY_NEST_LOCK": lock DestroyNest => omp::destroy_nest_lock, "omp_destroy_nest_lock_";
+    set_nest_lock, "POMP2_SET_NEST_LOCK": lock SetNest => omp::set_nest_lock, "omp_set_nest_lock_";
+    unset_nest_lock, "POMP2_UNSET_NEST_LOCK": lock UnsetNest => omp::unset_nest_lock, "omp_unset_nest_lock_";
 
     /// Returns the new nesting count (0: not obtained), as `omp_test_nest_lock` does.
     test_nest_lock, "POMP2_TEST_NEST_LOCK", (lock: *mut c_void) -> c_int {

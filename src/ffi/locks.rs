@@ -24,117 +24,78 @@ pub(crate) fn real(done: Option<()>, name: &str) -> c_int {
     0
 }
 
+/// The body of a lock wrapper: the real operation `$op` on the lock, recorded as `$call`.
+/// With a name, `$op` returns nothing (it reports a missing runtime under that name); without,
+/// it returns the OpenMP result, which the wrapper returns.
+macro_rules! wrap_lock {
+    ($name:literal, $lock:expr, $call:ident => $op:path, $omp_name:literal) => {
+        ffi_boundary!($name, {
+            let l = $lock as *mut c_void;
+            lock_call(LockCall::$call, l as usize, || {
+                // SAFETY: the module's contract.
+                real(unsafe { $op(l) }, $omp_name)
+            });
+        })
+    };
+    ($name:literal, $lock:expr, $call:ident => $op:path) => {
+        ffi_boundary!($name, {
+            let l = $lock as *mut c_void;
+            // SAFETY: the module's contract.
+            lock_call(LockCall::$call, l as usize, || unsafe { $op(l) })
+        })
+    };
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Init_lock(lock: *mut omp_lock_t) {
-    ffi_boundary!("POMP2_Init_lock", {
-        let l = lock as *mut c_void;
-        // SAFETY: the module's contract.
-        lock_call(LockCall::Init, l as usize, || {
-            real(unsafe { omp::init_lock(l) }, "omp_init_lock")
-        });
-    })
+    wrap_lock!("POMP2_Init_lock", lock, Init => omp::init_lock, "omp_init_lock")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Destroy_lock(lock: *mut omp_lock_t) {
-    ffi_boundary!("POMP2_Destroy_lock", {
-        let l = lock as *mut c_void;
-        // SAFETY: the module's contract.
-        lock_call(LockCall::Destroy, l as usize, || {
-            real(unsafe { omp::destroy_lock(l) }, "omp_destroy_lock")
-        });
-    })
+    wrap_lock!("POMP2_Destroy_lock", lock, Destroy => omp::destroy_lock, "omp_destroy_lock")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Set_lock(lock: *mut omp_lock_t) {
-    ffi_boundary!("POMP2_Set_lock", {
-        let l = lock as *mut c_void;
-        // SAFETY: the module's contract.
-        lock_call(LockCall::Set, l as usize, || {
-            real(unsafe { omp::set_lock(l) }, "omp_set_lock")
-        });
-    })
+    wrap_lock!("POMP2_Set_lock", lock, Set => omp::set_lock, "omp_set_lock")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Unset_lock(lock: *mut omp_lock_t) {
-    ffi_boundary!("POMP2_Unset_lock", {
-        let l = lock as *mut c_void;
-        // SAFETY: the module's contract.
-        lock_call(LockCall::Unset, l as usize, || {
-            real(unsafe { omp::unset_lock(l) }, "omp_unset_lock")
-        });
-    })
+    wrap_lock!("POMP2_Unset_lock", lock, Unset => omp::unset_lock, "omp_unset_lock")
 }
 
 /// Returns what `omp_test_lock` returned: non-zero if the lock was obtained.
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Test_lock(lock: *mut omp_lock_t) -> c_int {
-    ffi_boundary!("POMP2_Test_lock", {
-        let l = lock as *mut c_void;
-        // SAFETY: the module's contract.
-        lock_call(LockCall::Test, l as usize, || unsafe { omp::test_lock(l) })
-    })
+    wrap_lock!("POMP2_Test_lock", lock, Test => omp::test_lock)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Init_nest_lock(lock: *mut omp_nest_lock_t) {
-    ffi_boundary!("POMP2_Init_nest_lock", {
-        let l = lock as *mut c_void;
-        // SAFETY: the module's contract.
-        lock_call(LockCall::InitNest, l as usize, || {
-            real(unsafe { omp::init_nest_lock(l) }, "omp_init_nest_lock")
-        });
-    })
+    wrap_lock!("POMP2_Init_nest_lock", lock, InitNest => omp::init_nest_lock, "omp_init_nest_lock")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Destroy_nest_lock(lock: *mut omp_nest_lock_t) {
-    ffi_boundary!("POMP2_Destroy_nest_lock", {
-        let l = lock as *mut c_void;
-        // SAFETY: the module's contract.
-        lock_call(LockCall::DestroyNest, l as usize, || {
-            real(
-                unsafe { omp::destroy_nest_lock(l) },
-                "omp_destroy_nest_lock",
-            )
-        });
-    })
+    wrap_lock!("POMP2_Destroy_nest_lock", lock, DestroyNest => omp::destroy_nest_lock, "omp_destroy_nest_lock")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Set_nest_lock(lock: *mut omp_nest_lock_t) {
-    ffi_boundary!("POMP2_Set_nest_lock", {
-        let l = lock as *mut c_void;
-        // SAFETY: the module's contract.
-        lock_call(LockCall::SetNest, l as usize, || {
-            real(unsafe { omp::set_nest_lock(l) }, "omp_set_nest_lock")
-        });
-    })
+    wrap_lock!("POMP2_Set_nest_lock", lock, SetNest => omp::set_nest_lock, "omp_set_nest_lock")
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Unset_nest_lock(lock: *mut omp_nest_lock_t) {
-    ffi_boundary!("POMP2_Unset_nest_lock", {
-        let l = lock as *mut c_void;
-        // SAFETY: the module's contract.
-        lock_call(LockCall::UnsetNest, l as usize, || {
-            real(unsafe { omp::unset_nest_lock(l) }, "omp_unset_nest_lock")
-        });
-    })
+    wrap_lock!("POMP2_Unset_nest_lock", lock, UnsetNest => omp::unset_nest_lock, "omp_unset_nest_lock")
 }
 
 /// Returns what `omp_test_nest_lock` returned: the new nesting count, 0 on failure.
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Test_nest_lock(lock: *mut omp_nest_lock_t) -> c_int {
-    ffi_boundary!("POMP2_Test_nest_lock", {
-        let l = lock as *mut c_void;
-        // SAFETY: the module's contract.
-        lock_call(LockCall::TestNest, l as usize, || unsafe {
-            omp::test_nest_lock(l)
-        })
-    })
+    wrap_lock!("POMP2_Test_nest_lock", lock, TestNest => omp::test_nest_lock)
 }
 
 /// `omp_get_max_threads()`, for Fortran code.

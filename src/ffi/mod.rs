@@ -30,6 +30,49 @@ macro_rules! ffi_boundary {
 }
 pub(crate) use ffi_boundary;
 
+/// No CTC string: calls that never assign a handle.
+pub(crate) const NO_CTC: *const c_char = std::ptr::null();
+
+/// The body of an entry point whose work is one call on the construct behind its handle, and
+/// nothing for a NULL or unassigned handle. `$ctc` assigns an empty handle first (`NO_CTC` for
+/// calls that carry no string). Relies on the calling module's safety contract: the handle is
+/// NULL or an OPARI2 handle variable, the string NULL or NUL-terminated.
+macro_rules! on_construct {
+    ($name:literal, $handle:expr, $ctc:expr => $call:path) => {
+        $crate::ffi::ffi_boundary!($name, {
+            // SAFETY: the calling module's contract (see the macro).
+            if let Some(c) = unsafe { $crate::ffi::construct($handle, $ctc, false) } {
+                $call(c)
+            }
+        })
+    };
+}
+pub(crate) use on_construct;
+
+/// The body of an entry point that hands the construct behind its handle (None for NULL or
+/// unassigned) to `$call`; with `=> $out`, the result goes through that out-pointer (NULL or
+/// writable, by the calling module's contract).
+macro_rules! with_construct {
+    ($name:literal, $handle:expr, $ctc:expr, |$c:ident| $call:expr) => {
+        $crate::ffi::ffi_boundary!($name, {
+            // SAFETY: the calling module's contract (see `on_construct!`).
+            let $c = unsafe { $crate::ffi::construct($handle, $ctc, false) };
+            $call
+        })
+    };
+    ($name:literal, $handle:expr, $ctc:expr, |$c:ident| $call:expr => $out:expr) => {
+        $crate::ffi::ffi_boundary!($name, {
+            // SAFETY: the calling module's contract (see `on_construct!`).
+            let $c = unsafe { $crate::ffi::construct($handle, $ctc, false) };
+            let result = $call;
+            // SAFETY: the calling module's contract: the out-pointer is NULL or writable.
+            unsafe { $crate::ffi::put($out, result) }
+        })
+    };
+}
+pub(crate) use with_construct;
+
+#[inline(always)]
 pub(crate) fn guard<R: Default>(name: &'static str, body: impl FnOnce() -> R) -> R {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r,
@@ -69,14 +112,15 @@ pub(crate) unsafe fn ctc<'a>(ctc: *const c_char) -> Option<&'a [u8]> {
 ///
 /// # Safety
 /// As for [`slot`] and [`ctc`].
+#[inline(always)]
 pub(crate) unsafe fn construct(
     handle: *mut OPARI2_Region_handle,
     ctc_string: *const c_char,
     user: bool,
 ) -> Option<&'static Construct> {
-    // SAFETY: forwarded to the caller's contract.
-    let (slot, text) = unsafe { (slot(handle)?, ctc(ctc_string)) };
-    crate::measure::constructs::construct(slot, text, user)
+    // SAFETY: forwarded to the caller's contract; the string is only read for an empty handle.
+    let slot = unsafe { slot(handle)? };
+    crate::measure::constructs::construct(slot, || unsafe { ctc(ctc_string) }, user)
 }
 
 /// Writes through an out-pointer if it is not NULL.

@@ -10,7 +10,7 @@
 use std::os::raw::{c_char, c_int};
 
 use super::types::{POMP2_Region_handle, POMP2_Task_handle};
-use super::{construct, ffi_boundary, put, slot};
+use super::{ffi_boundary, on_construct, put, slot, with_construct, NO_CTC};
 use crate::measure::constructs as m;
 use crate::measure::regions::Construct;
 
@@ -23,31 +23,26 @@ pub unsafe extern "C" fn POMP2_Parallel_fork(
     pomp2_old_task: *mut POMP2_Task_handle,
     ctc_string: *const c_char,
 ) {
-    ffi_boundary!("POMP2_Parallel_fork", {
-        let _ = if_clause;
-        // SAFETY: the module's contract.
-        unsafe {
-            let _ = construct(pomp2_handle, ctc_string, false);
-            put(pomp2_old_task, m::parallel_fork(num_threads));
-        }
-    })
+    let _ = if_clause;
+    // The construct is only assigned here; the fork itself needs no region.
+    with_construct!("POMP2_Parallel_fork", pomp2_handle, ctc_string, |_c| {
+        m::parallel_fork(num_threads)
+    } => pomp2_old_task)
 }
 
 /// Every team member, first statement of the region.
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Parallel_begin(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Parallel_begin", {
-        // SAFETY: the module's contract.
-        m::parallel_begin(unsafe { construct(pomp2_handle, std::ptr::null(), false) })
+    with_construct!("POMP2_Parallel_begin", pomp2_handle, NO_CTC, |c| {
+        m::parallel_begin(c)
     })
 }
 
 /// Every team member, last statement of the region.
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Parallel_end(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Parallel_end", {
-        // SAFETY: the module's contract.
-        m::parallel_end(unsafe { construct(pomp2_handle, std::ptr::null(), false) })
+    with_construct!("POMP2_Parallel_end", pomp2_handle, NO_CTC, |c| {
+        m::parallel_end(c)
     })
 }
 
@@ -69,22 +64,12 @@ pub unsafe extern "C" fn POMP2_For_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    ffi_boundary!("POMP2_For_enter", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
-            m::enter_outer(c)
-        }
-    })
+    on_construct!("POMP2_For_enter", pomp2_handle, ctc_string => m::enter_outer)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_For_exit(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_For_exit", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::leave_outer(c)
-        }
-    })
+    on_construct!("POMP2_For_exit", pomp2_handle, NO_CTC => m::leave_outer)
 }
 
 /// Every thread that encounters a `sections` construct.
@@ -93,22 +78,12 @@ pub unsafe extern "C" fn POMP2_Sections_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    ffi_boundary!("POMP2_Sections_enter", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
-            m::enter_outer(c)
-        }
-    })
+    on_construct!("POMP2_Sections_enter", pomp2_handle, ctc_string => m::enter_outer)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Sections_exit(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Sections_exit", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::leave_outer(c)
-        }
-    })
+    on_construct!("POMP2_Sections_exit", pomp2_handle, NO_CTC => m::leave_outer)
 }
 
 /// The thread that executes a `section` (the handle is the `sections` one).
@@ -117,22 +92,12 @@ pub unsafe extern "C" fn POMP2_Section_begin(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    ffi_boundary!("POMP2_Section_begin", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
-            m::enter_inner(c)
-        }
-    })
+    on_construct!("POMP2_Section_begin", pomp2_handle, ctc_string => m::enter_inner)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Section_end(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Section_end", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::leave_inner(c)
-        }
-    })
+    on_construct!("POMP2_Section_end", pomp2_handle, NO_CTC => m::leave_inner)
 }
 
 /// Every thread that encounters a `single` construct.
@@ -141,43 +106,23 @@ pub unsafe extern "C" fn POMP2_Single_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    ffi_boundary!("POMP2_Single_enter", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
-            m::enter_outer(c)
-        }
-    })
+    on_construct!("POMP2_Single_enter", pomp2_handle, ctc_string => m::enter_outer)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Single_exit(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Single_exit", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::leave_outer(c)
-        }
-    })
+    on_construct!("POMP2_Single_exit", pomp2_handle, NO_CTC => m::leave_outer)
 }
 
 /// The thread that executes the `single` block.
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Single_begin(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Single_begin", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::enter_inner(c)
-        }
-    })
+    on_construct!("POMP2_Single_begin", pomp2_handle, NO_CTC => m::enter_inner)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Single_end(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Single_end", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::leave_inner(c)
-        }
-    })
+    on_construct!("POMP2_Single_end", pomp2_handle, NO_CTC => m::leave_inner)
 }
 
 /// The master thread at a `master` construct.
@@ -186,22 +131,12 @@ pub unsafe extern "C" fn POMP2_Master_begin(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    ffi_boundary!("POMP2_Master_begin", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
-            m::enter_inner(c)
-        }
-    })
+    on_construct!("POMP2_Master_begin", pomp2_handle, ctc_string => m::enter_inner)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Master_end(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Master_end", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::leave_inner(c)
-        }
-    })
+    on_construct!("POMP2_Master_end", pomp2_handle, NO_CTC => m::leave_inner)
 }
 
 /// Every thread at a `critical` construct, outside the mutual exclusion.
@@ -210,43 +145,23 @@ pub unsafe extern "C" fn POMP2_Critical_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    ffi_boundary!("POMP2_Critical_enter", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
-            m::enter_outer(c)
-        }
-    })
+    on_construct!("POMP2_Critical_enter", pomp2_handle, ctc_string => m::enter_outer)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Critical_exit(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Critical_exit", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::leave_outer(c)
-        }
-    })
+    on_construct!("POMP2_Critical_exit", pomp2_handle, NO_CTC => m::leave_outer)
 }
 
 /// Inside the mutual exclusion of a `critical` construct.
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Critical_begin(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Critical_begin", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::critical_begin(c)
-        }
-    })
+    on_construct!("POMP2_Critical_begin", pomp2_handle, NO_CTC => m::critical_begin)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Critical_end(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Critical_end", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::critical_end(c)
-        }
-    })
+    on_construct!("POMP2_Critical_end", pomp2_handle, NO_CTC => m::critical_end)
 }
 
 /// The thread executing an iteration, before waiting for its `ordered` turn.
@@ -255,43 +170,23 @@ pub unsafe extern "C" fn POMP2_Ordered_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    ffi_boundary!("POMP2_Ordered_enter", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
-            m::enter_outer(c)
-        }
-    })
+    on_construct!("POMP2_Ordered_enter", pomp2_handle, ctc_string => m::enter_outer)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Ordered_exit(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Ordered_exit", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::leave_outer(c)
-        }
-    })
+    on_construct!("POMP2_Ordered_exit", pomp2_handle, NO_CTC => m::leave_outer)
 }
 
 /// The same thread, while it holds the ordered turn.
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Ordered_begin(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Ordered_begin", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::enter_inner(c)
-        }
-    })
+    on_construct!("POMP2_Ordered_begin", pomp2_handle, NO_CTC => m::enter_inner)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Ordered_end(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Ordered_end", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::leave_inner(c)
-        }
-    })
+    on_construct!("POMP2_Ordered_end", pomp2_handle, NO_CTC => m::leave_inner)
 }
 
 /// Around an `atomic` statement.
@@ -300,22 +195,12 @@ pub unsafe extern "C" fn POMP2_Atomic_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    ffi_boundary!("POMP2_Atomic_enter", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
-            m::enter_outer(c)
-        }
-    })
+    on_construct!("POMP2_Atomic_enter", pomp2_handle, ctc_string => m::enter_outer)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Atomic_exit(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Atomic_exit", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::leave_outer(c)
-        }
-    })
+    on_construct!("POMP2_Atomic_exit", pomp2_handle, NO_CTC => m::leave_outer)
 }
 
 /// Around a `flush`.
@@ -324,22 +209,12 @@ pub unsafe extern "C" fn POMP2_Flush_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    ffi_boundary!("POMP2_Flush_enter", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
-            m::enter_outer(c)
-        }
-    })
+    on_construct!("POMP2_Flush_enter", pomp2_handle, ctc_string => m::enter_outer)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Flush_exit(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Flush_exit", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::leave_outer(c)
-        }
-    })
+    on_construct!("POMP2_Flush_exit", pomp2_handle, NO_CTC => m::leave_outer)
 }
 
 /// Every thread at a Fortran `workshare` construct.
@@ -348,22 +223,12 @@ pub unsafe extern "C" fn POMP2_Workshare_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    ffi_boundary!("POMP2_Workshare_enter", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, false) } {
-            m::enter_outer(c)
-        }
-    })
+    on_construct!("POMP2_Workshare_enter", pomp2_handle, ctc_string => m::enter_outer)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Workshare_exit(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Workshare_exit", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::leave_outer(c)
-        }
-    })
+    on_construct!("POMP2_Workshare_exit", pomp2_handle, NO_CTC => m::leave_outer)
 }
 
 /// Every thread at an explicit `barrier`.
@@ -373,15 +238,7 @@ pub unsafe extern "C" fn POMP2_Barrier_enter(
     pomp2_old_task: *mut POMP2_Task_handle,
     ctc_string: *const c_char,
 ) {
-    ffi_boundary!("POMP2_Barrier_enter", {
-        // SAFETY: the module's contract.
-        unsafe {
-            put(
-                pomp2_old_task,
-                barrier_enter(construct(pomp2_handle, ctc_string, false)),
-            )
-        }
-    })
+    with_construct!("POMP2_Barrier_enter", pomp2_handle, ctc_string, |c| barrier_enter(c) => pomp2_old_task)
 }
 
 #[no_mangle]
@@ -389,11 +246,12 @@ pub unsafe extern "C" fn POMP2_Barrier_exit(
     pomp2_handle: *mut POMP2_Region_handle,
     pomp2_old_task: POMP2_Task_handle,
 ) {
-    ffi_boundary!("POMP2_Barrier_exit", {
-        // SAFETY: the module's contract.
-        let c = unsafe { construct(pomp2_handle, std::ptr::null(), false) };
-        barrier_exit(c, pomp2_old_task)
-    })
+    with_construct!(
+        "POMP2_Barrier_exit",
+        pomp2_handle,
+        NO_CTC,
+        |c| barrier_exit(c, pomp2_old_task)
+    )
 }
 
 /// Every thread at the barrier OPARI2 makes explicit at the end of a construct.
@@ -402,13 +260,9 @@ pub unsafe extern "C" fn POMP2_Implicit_barrier_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     pomp2_old_task: *mut POMP2_Task_handle,
 ) {
-    ffi_boundary!("POMP2_Implicit_barrier_enter", {
-        // SAFETY: the module's contract.
-        unsafe {
-            let c = construct(pomp2_handle, std::ptr::null(), false);
-            put(pomp2_old_task, implicit_barrier_enter(c));
-        }
-    })
+    with_construct!("POMP2_Implicit_barrier_enter", pomp2_handle, NO_CTC, |c| {
+        implicit_barrier_enter(c)
+    } => pomp2_old_task)
 }
 
 #[no_mangle]
@@ -416,9 +270,7 @@ pub unsafe extern "C" fn POMP2_Implicit_barrier_exit(
     pomp2_handle: *mut POMP2_Region_handle,
     pomp2_old_task: POMP2_Task_handle,
 ) {
-    ffi_boundary!("POMP2_Implicit_barrier_exit", {
-        // SAFETY: the module's contract.
-        let c = unsafe { construct(pomp2_handle, std::ptr::null(), false) };
+    with_construct!("POMP2_Implicit_barrier_exit", pomp2_handle, NO_CTC, |c| {
         implicit_barrier_exit(c, pomp2_old_task)
     })
 }
@@ -430,15 +282,7 @@ pub unsafe extern "C" fn POMP2_Taskwait_begin(
     pomp2_old_task: *mut POMP2_Task_handle,
     ctc_string: *const c_char,
 ) {
-    ffi_boundary!("POMP2_Taskwait_begin", {
-        // SAFETY: the module's contract.
-        unsafe {
-            put(
-                pomp2_old_task,
-                barrier_enter(construct(pomp2_handle, ctc_string, false)),
-            )
-        }
-    })
+    with_construct!("POMP2_Taskwait_begin", pomp2_handle, ctc_string, |c| barrier_enter(c) => pomp2_old_task)
 }
 
 #[no_mangle]
@@ -446,11 +290,12 @@ pub unsafe extern "C" fn POMP2_Taskwait_end(
     pomp2_handle: *mut POMP2_Region_handle,
     pomp2_old_task: POMP2_Task_handle,
 ) {
-    ffi_boundary!("POMP2_Taskwait_end", {
-        // SAFETY: the module's contract.
-        let c = unsafe { construct(pomp2_handle, std::ptr::null(), false) };
-        barrier_exit(c, pomp2_old_task)
-    })
+    with_construct!(
+        "POMP2_Taskwait_end",
+        pomp2_handle,
+        NO_CTC,
+        |c| barrier_exit(c, pomp2_old_task)
+    )
 }
 
 /// The creating thread, before a `task` directive.
@@ -462,12 +307,11 @@ pub unsafe extern "C" fn POMP2_Task_create_begin(
     pomp2_if: c_int,
     ctc_string: *const c_char,
 ) {
-    ffi_boundary!("POMP2_Task_create_begin", {
-        let _ = pomp2_if;
-        // SAFETY: the module's contract.
-        unsafe {
-            if let Some((new, old)) = task_create_begin(construct(pomp2_handle, ctc_string, false))
-            {
+    let _ = pomp2_if;
+    with_construct!("POMP2_Task_create_begin", pomp2_handle, ctc_string, |c| {
+        if let Some((new, old)) = task_create_begin(c) {
+            // SAFETY: the module's contract (out-pointers are NULL or writable).
+            unsafe {
                 put(pomp2_new_task, new);
                 put(pomp2_old_task, old);
             }
@@ -480,9 +324,7 @@ pub unsafe extern "C" fn POMP2_Task_create_end(
     pomp2_handle: *mut POMP2_Region_handle,
     pomp2_old_task: POMP2_Task_handle,
 ) {
-    ffi_boundary!("POMP2_Task_create_end", {
-        // SAFETY: the module's contract.
-        let c = unsafe { construct(pomp2_handle, std::ptr::null(), false) };
+    with_construct!("POMP2_Task_create_end", pomp2_handle, NO_CTC, |c| {
         task_create_end(c, pomp2_old_task)
     })
 }
@@ -492,21 +334,14 @@ pub unsafe extern "C" fn POMP2_Task_begin(
     pomp2_handle: *mut POMP2_Region_handle,
     pomp2_task: POMP2_Task_handle,
 ) {
-    ffi_boundary!("POMP2_Task_begin", {
-        // SAFETY: the module's contract.
-        let c = unsafe { construct(pomp2_handle, std::ptr::null(), false) };
-        task_begin(c, pomp2_task)
-    })
+    with_construct!("POMP2_Task_begin", pomp2_handle, NO_CTC, |c| task_begin(
+        c, pomp2_task
+    ))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Task_end(pomp2_handle: *mut POMP2_Region_handle) {
-    ffi_boundary!("POMP2_Task_end", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), false) } {
-            m::task_end(c)
-        }
-    })
+    on_construct!("POMP2_Task_end", pomp2_handle, NO_CTC => m::task_end)
 }
 
 /// As `POMP2_Task_create_begin`, for untied tasks (`--omp-task-untied=keep`).

@@ -9,71 +9,57 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{running, started, warn, Measurement, RUNNING, STATE};
-use parking_lot::Mutex;
+use super::location::Location;
+use super::thread::{self, ThreadState};
+use super::{hot, started, warn, Measurement, HOT_RECORDING, HOT_RUNNING, HOT_TSC};
 
 /// A thread inside a call that touches its location (see the module documentation).
 pub struct Active {
     m: &'static Measurement,
-    flag: &'static AtomicBool,
+    thread: &'static ThreadState,
+    hot: u8,
 }
-
-/// A thread's busy flag on a cache line of its own: it is written twice per event, and flags
-/// of different threads sharing a line would make every event a cache-line transfer.
-#[repr(align(128))]
-struct BusyFlag(AtomicBool);
 
 impl Active {
     #[inline(always)]
     pub fn get(&self) -> &'static Measurement {
         self.m
     }
+    #[inline(always)]
+    pub fn thread(&self) -> &'static ThreadState {
+        self.thread
+    }
+    /// The current time (the clock's kind is part of the hot word, so no second load).
+    #[inline(always)]
+    pub fn now(&self) -> u64 {
+        super::clock::now_with(self.hot & HOT_TSC != 0)
+    }
+    /// Whether events other than the team structure are recorded (POMP2_On/Off).
+    #[inline(always)]
+    pub fn recording(&self) -> bool {
+        self.hot & HOT_RECORDING != 0
+    }
 }
 
 impl Drop for Active {
     #[inline(always)]
     fn drop(&mut self) {
-        self.flag.store(false, Ordering::Release);
+        self.thread.busy.store(false, Ordering::Release);
     }
 }
 
-thread_local! {
-    static BUSY: std::cell::Cell<*const AtomicBool> = const { std::cell::Cell::new(std::ptr::null()) };
-}
-/// Every thread's busy flag (threads register on their first recording call; flags are leaked,
-/// one per thread that ever recorded).
-static BUSY_FLAGS: Mutex<Vec<&'static AtomicBool>> = Mutex::new(Vec::new());
 /// Whether the process is registered for expedited membarrier: then finalize issues the heavy
 /// barrier for everybody, and recording needs only a compiler fence.
 static MEMBARRIER: AtomicBool = AtomicBool::new(false);
 const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
 const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
 
-#[inline(always)]
-fn busy_flag() -> &'static AtomicBool {
-    let p = BUSY.with(|b| b.get());
-    // SAFETY: BUSY only holds pointers to leaked flags.
-    match unsafe { p.as_ref() } {
-        Some(flag) => flag,
-        None => register_busy_flag(),
-    }
-}
-
-#[cold]
-fn register_busy_flag() -> &'static AtomicBool {
-    let flag: &'static AtomicBool = &Box::leak(Box::new(BusyFlag(AtomicBool::new(false)))).0;
-    BUSY_FLAGS.lock().push(flag);
-    BUSY.with(|b| b.set(flag));
-    flag
-}
-
 /// The running measurement (started if `start` and needed), with this thread marked busy until
 /// the returned guard is dropped. None when not recording.
 #[inline(always)]
 pub fn active(start: bool) -> Option<Active> {
-    let m = if start { started() } else { running() }?;
-    let flag = busy_flag();
-    flag.store(true, Ordering::Relaxed);
+    let thread = thread::state();
+    thread.busy.store(true, Ordering::Relaxed);
     // Either this thread sees the end of the measurement below, or `wait_for_recorders` sees
     // this flag: a store-load fence between the two, here or (with membarrier) in finalize.
     if MEMBARRIER.load(Ordering::Relaxed) {
@@ -81,11 +67,25 @@ pub fn active(start: bool) -> Option<Active> {
     } else {
         std::sync::atomic::fence(Ordering::SeqCst);
     }
-    if STATE.load(Ordering::Relaxed) != RUNNING {
-        flag.store(false, Ordering::Release);
-        return None;
+    let hot = hot();
+    if hot & HOT_RUNNING != 0 {
+        // SAFETY: HOT_RUNNING is only set after the measurement was published.
+        let m = unsafe { super::MEASUREMENT.get_unchecked() };
+        return Some(Active { m, thread, hot });
     }
-    Some(Active { m, flag })
+    thread.busy.store(false, Ordering::Release);
+    if start {
+        start_and_retry()
+    } else {
+        None
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn start_and_retry() -> Option<Active> {
+    started()?;
+    active(false)
 }
 
 pub(super) fn register_membarrier() {
@@ -101,23 +101,32 @@ pub(super) fn register_membarrier() {
 }
 
 /// After the state left RUNNING: waits (bounded) until no thread is inside a recording call.
-pub(super) fn wait_for_recorders() {
+/// Returns the locations of the threads that were still busy when the wait ended: they may
+/// still be written, so the end of the measurement leaves them alone.
+pub(super) fn wait_for_recorders() -> Vec<*mut Location> {
     if MEMBARRIER.load(Ordering::Relaxed) {
         // SAFETY: as in `register_membarrier`.
         unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) };
     }
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    let own = BUSY.with(|b| b.get());
-    for flag in BUSY_FLAGS.lock().iter() {
-        if std::ptr::eq(*flag, own) {
-            continue;
+    let mut still_busy = Vec::new();
+    thread::for_each_state(|busy, location, own| {
+        if own {
+            return;
         }
-        while flag.load(Ordering::Acquire) {
+        while busy.load(Ordering::Acquire) {
             if std::time::Instant::now() > deadline {
-                warn("a thread was still recording when the measurement ended; its last events may be incomplete");
+                still_busy.push(location);
                 return;
             }
             std::thread::yield_now();
         }
+    });
+    if !still_busy.is_empty() {
+        warn(&format!(
+            "{} thread(s) were still recording when the measurement ended; their locations are left as they are on disk",
+            still_busy.len()
+        ));
     }
+    still_busy
 }

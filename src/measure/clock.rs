@@ -72,6 +72,24 @@ pub fn now() -> u64 {
     monotonic_ns()
 }
 
+/// The current time, the clock's kind given by the caller (who read it with other state).
+#[inline(always)]
+pub fn now_with(tsc: bool) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if tsc {
+            return rdtsc();
+        }
+    }
+    let _ = tsc;
+    monotonic_ns()
+}
+
+/// Whether the selected clock is the TSC.
+pub fn is_tsc() -> bool {
+    KIND_IS_TSC.load(Ordering::Relaxed)
+}
+
 /// A (ticks, monotonic ns) pair taken as close together as possible.
 #[derive(Clone, Copy, Debug)]
 pub struct Sample {

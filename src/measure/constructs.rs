@@ -8,20 +8,20 @@
 
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-use super::location::{self, Location};
+use super::location::Location;
 use super::regions::{Construct, NO_REGION};
-use super::{
-    active, clock, recording, tasks, team, warn, warn_once, Active, Measurement, REGISTRY,
-};
-use crate::otf2::{Event, Paradigm};
+use super::thread::{self, ThreadState};
+use super::{active, clock, tasks, team, warn, warn_once, Active, Measurement, REGISTRY};
+use crate::otf2::Paradigm;
 
 /// The construct behind a handle, assigning it from `ctc` when the handle is still empty.
 /// Calls that carry no CTC string get None for an empty handle (their entering call ran while
 /// the measurement was off, or the instrumenter left out the string) and record nothing.
-#[inline]
-pub fn construct(
+/// `ctc` is only asked for when the handle is empty (reading a C string costs a scan).
+#[inline(always)]
+pub fn construct<'a>(
     slot: &AtomicPtr<Construct>,
-    ctc: Option<&[u8]>,
+    ctc: impl FnOnce() -> Option<&'a [u8]>,
     user: bool,
 ) -> Option<&'static Construct> {
     let p = slot.load(Ordering::Acquire);
@@ -30,6 +30,16 @@ pub fn construct(
     if let Some(c) = unsafe { p.as_ref() } {
         return Some(c);
     }
+    construct_slow(slot, ctc(), user)
+}
+
+#[cold]
+#[inline(never)]
+fn construct_slow(
+    slot: &AtomicPtr<Construct>,
+    ctc: Option<&[u8]>,
+    user: bool,
+) -> Option<&'static Construct> {
     match ctc {
         Some(text) => Some(assign(slot, text, user)),
         None => {
@@ -63,38 +73,47 @@ pub fn assign(slot: &AtomicPtr<Construct>, ctc: &[u8], user: bool) -> &'static C
 /// outside any instrumented parallel region).
 #[inline(always)]
 #[allow(clippy::mut_from_ref)] // the location is this thread's by the thread-tree contract
-fn location(m: &'static Measurement) -> &'static mut Location {
-    match location::current() {
+fn location(a: &Active) -> &'static mut Location {
+    match team::location_of(a.thread()) {
         Some(loc) => loc,
-        None => attach(m),
+        None => attach(a.get(), a.thread()),
     }
 }
 
+/// Threads of control other than the initial thread seen so far (for their names).
+static OTHER_ROOTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 #[cold]
+#[inline(never)]
 #[allow(clippy::mut_from_ref)] // the location is this thread's by the thread-tree contract
-fn attach(m: &'static Measurement) -> &'static mut Location {
+fn attach(m: &'static Measurement, thread: &'static ThreadState) -> &'static mut Location {
     let node = if crate::openmp::level() == 0 {
         // Not the initial thread (that one has a location from the start): a thread the
-        // program created itself gets a stream of its own.
-        let number = m.locations().len();
-        team::Node::root(
-            team::Factory::new_location(m, format!("Thread {number}")),
-            format!("Thread {number}"),
-        )
+        // program created itself is a root of its own, and its teams hang under it.
+        let n = OTHER_ROOTS.fetch_add(1, Ordering::Relaxed) + 1;
+        let name = format!("Pthread {n}");
+        let location = team::Factory::new_location(m, name.clone());
+        team::Node::root(location, format!("{name} "))
     } else {
-        team::resolve(m.root(), m.root_team, m).0
+        team::resolve(thread, m.root(), m.root_team, m).0
     };
-    team::adopt(node);
+    team::adopt(thread, node);
     // SAFETY: the position `node` now belongs to this thread.
     unsafe { node.location.get() }
 }
 
+/// The team the calling thread works in now.
+fn current_team(thread: &ThreadState, m: &'static Measurement) -> &'static team::Team {
+    // SAFETY: teams are leaked, never freed.
+    unsafe { thread.team.get().as_ref() }.unwrap_or(m.root_team)
+}
+
 /// Runs `f` on the calling thread's location with the current time, if recording.
 #[inline(always)]
-pub(super) fn record(m: Option<Active>, f: impl FnOnce(&mut Location, u64)) {
-    if let Some(m) = m {
-        if recording() {
-            f(location(m.get()), clock::now())
+pub(super) fn record(a: Option<Active>, f: impl FnOnce(&mut Location, u64)) {
+    if let Some(a) = a {
+        if a.recording() {
+            f(location(&a), a.now())
         }
     }
 }
@@ -129,40 +148,49 @@ fn switch_back(loc: &mut Location, time: u64, old: i64) {
 
 /// Returns the encountering task (the caller stores it in `pomp2_old_task`).
 pub fn parallel_fork(requested_threads: i32) -> i64 {
-    let old = tasks::current();
-    if let Some(guard) = active(true) {
-        let m = guard.get();
+    let thread = thread::state();
+    let old = thread.task.get();
+    let mut forking_team = None;
+    if let Some(a) = active(true) {
+        let m = a.get();
         let requested = if requested_threads > 0 {
             requested_threads as u32
         } else {
             crate::openmp::max_threads().max(1) as u32
         };
-        location(m).thread_fork(clock::now(), requested);
+        location(&a).thread_fork(clock::now(), requested);
+        forking_team = Some(current_team(thread, m));
     }
+    team::fork(thread, forking_team);
     old
 }
 
 pub fn parallel_begin(c: Option<&Construct>) {
-    let Some(guard) = active(true) else {
+    let Some(a) = active(true) else {
         return;
     };
-    let m = guard.get();
-    let (team, thread) = team::join_team(m.root(), m.root_team, m);
-    let loc = location(m);
-    if thread != 0 {
+    let m = a.get();
+    let thread = a.thread();
+    let Some(root) = m.root else {
+        return;
+    };
+    let (team, k) = team::join_team(thread, root, m.root_team, m);
+    let loc = location(&a);
+    if k != 0 {
         // Workers run their implicit task; the master continues the task it forked from.
-        tasks::set_current(tasks::implicit(loc.number));
+        thread.task.set(tasks::implicit(loc.number));
     }
     let t = clock::now();
-    loc.write_with_thread_id(t, &Event::ThreadTeamBegin { team: team.comm });
+    loc.thread_team_begin(t, thread.tid, team.comm);
     if let Some(region) = c.map(|c| c.parallel).filter(|&r| r != NO_REGION) {
         loc.enter(t, region);
     }
 }
 
 pub fn parallel_end(c: Option<&Construct>) {
-    if let Some(guard) = active(false) {
-        let loc = location(guard.get());
+    let thread = thread::state();
+    if let Some(a) = active(false) {
+        let loc = location(&a);
         let t = clock::now();
         if let Some(region) = c.map(|c| c.parallel).filter(|&r| r != NO_REGION) {
             loc.leave(t, region);
@@ -172,13 +200,15 @@ pub fn parallel_end(c: Option<&Construct>) {
             w.thread_team_end(t, team);
         }
     }
-    team::leave_team();
+    team::leave_team(thread);
 }
 
 pub fn parallel_join(old: i64) {
-    tasks::set_current(old);
-    if let Some(guard) = active(false) {
-        location(guard.get()).thread_join(clock::now());
+    let thread = thread::state();
+    thread.task.set(old);
+    team::join(thread);
+    if let Some(a) = active(false) {
+        location(&a).thread_join(clock::now());
     }
 }
 
@@ -186,23 +216,28 @@ pub fn parallel_join(old: i64) {
 
 /// Enter of a construct's outer region (for/do, sections, single, workshare, critical,
 /// ordered, atomic, flush, and the user regions).
+#[inline(always)]
 pub fn enter_outer(c: &Construct) {
     enter(active(true), c.outer);
 }
 
+#[inline(always)]
 pub fn leave_outer(c: &Construct) {
     leave(active(false), c.outer);
 }
 
 /// Enter of a construct's inner region (section, single/ordered block, master).
+#[inline(always)]
 pub fn enter_inner(c: &Construct) {
     enter(active(true), c.inner);
 }
 
+#[inline(always)]
 pub fn leave_inner(c: &Construct) {
     leave(active(false), c.inner);
 }
 
+#[inline(always)]
 pub fn critical_begin(c: &Construct) {
     record(active(true), |loc, t| {
         if let Some(lock) = c.critical {
@@ -218,6 +253,7 @@ pub fn critical_begin(c: &Construct) {
     });
 }
 
+#[inline(always)]
 pub fn critical_end(c: &Construct) {
     record(active(false), |loc, t| {
         if c.inner != NO_REGION {
@@ -234,6 +270,7 @@ pub fn critical_end(c: &Construct) {
 
 /// Barrier, implicit barrier and taskwait: enter saves the current task (returned, for the
 /// caller's `pomp2_old_task`).
+#[inline(always)]
 pub fn wait_enter(region: u32) -> i64 {
     let old = tasks::current();
     enter(active(true), region);
@@ -241,6 +278,7 @@ pub fn wait_enter(region: u32) -> i64 {
 }
 
 /// The matching exit: a switch back to `old` if tasks ran here meanwhile, then the Leave.
+#[inline(always)]
 pub fn wait_exit(region: u32, old: i64) {
     if region != NO_REGION {
         record(active(false), |loc, t| {
@@ -258,9 +296,9 @@ pub fn wait_exit(region: u32, old: i64) {
 pub fn task_create_begin(c: &Construct) -> (i64, i64) {
     let m = active(true);
     if tasks::current() == 0 {
-        if let Some(m) = &m {
+        if let Some(a) = &m {
             // A task created outside any parallel region: its parent is the implicit task.
-            tasks::set_current(tasks::implicit(location(m.get()).number));
+            tasks::set_current(tasks::implicit(location(a).number));
         }
     }
     let old = tasks::current();
@@ -345,14 +383,14 @@ pub fn lock_call(call: LockCall, lock: usize, real: impl FnOnce() -> i32) -> i32
         };
         let m = guard.get();
         let region = m.lock_api_regions[call as usize];
-        let on = recording();
+        let on = guard.recording();
         if on {
-            location(m).enter(clock::now(), region);
+            location(&guard).enter(clock::now(), region);
         }
         if matches!(call, LockCall::Unset | LockCall::UnsetNest) {
             let (id, order) = super::locks::releasing(lock, nest);
             if on {
-                if let Some(w) = location(m).writer() {
+                if let Some(w) = location(&guard).writer() {
                     w.thread_release_lock(clock::now(), Paradigm::OPENMP, id, order);
                 }
             }
@@ -369,7 +407,7 @@ pub fn lock_call(call: LockCall, lock: usize, real: impl FnOnce() -> i32) -> i32
     }
     if let Some(region) = region {
         if let Some(guard) = active(false) {
-            location(guard.get()).leave(clock::now(), region);
+            location(&guard).leave(clock::now(), region);
         }
     }
     result
@@ -380,8 +418,8 @@ pub fn lock_call(call: LockCall, lock: usize, real: impl FnOnce() -> i32) -> i32
 fn acquired(lock: usize, nest: bool) {
     let (id, order) = super::locks::acquired(lock, nest);
     if let Some(guard) = active(false) {
-        if recording() {
-            if let Some(w) = location(guard.get()).writer() {
+        if guard.recording() {
+            if let Some(w) = location(&guard).writer() {
                 w.thread_acquire_lock(clock::now(), Paradigm::OPENMP, id, order);
             }
         }

@@ -1,7 +1,8 @@
-//! A location (one OTF2 event stream, one logical OpenMP thread) and the thread-local pointer
-//! that makes recording an event a pointer load, a clock read and a few stores.
+//! A location (one OTF2 event stream, one logical OpenMP thread). The calling thread finds its
+//! location through its state (`thread.rs`), so recording an event is a pointer load, a clock
+//! read and a few stores.
 
-use std::cell::{Cell, UnsafeCell};
+use std::cell::UnsafeCell;
 
 use crate::otf2::{AttributeList, BackgroundSink, Event, EventWriter, Paradigm, TypedValue};
 
@@ -20,6 +21,11 @@ pub struct Location {
     open: Vec<u32>,
     /// The thread team this location currently works in (its Comm id).
     pub team: u32,
+    /// Reused for the ThreadId attribute, so that writing it allocates nothing.
+    thread_id_attribute: AttributeList,
+    /// The OS thread recording into this location now (debug builds check that no two do).
+    #[cfg(debug_assertions)]
+    writer_thread: std::sync::atomic::AtomicU32,
 }
 
 /// Shared ownership of a location across the OS threads that act as its logical thread over
@@ -42,6 +48,9 @@ impl LocationCell {
             writer: Some(writer),
             open: Vec::with_capacity(64),
             team,
+            thread_id_attribute: AttributeList::new(),
+            #[cfg(debug_assertions)]
+            writer_thread: std::sync::atomic::AtomicU32::new(0),
         }))
     }
 
@@ -53,6 +62,9 @@ impl LocationCell {
             writer: None,
             open: Vec::new(),
             team: u32::MAX,
+            thread_id_attribute: AttributeList::new(),
+            #[cfg(debug_assertions)]
+            writer_thread: std::sync::atomic::AtomicU32::new(0),
         }))
     }
 
@@ -67,28 +79,6 @@ impl LocationCell {
         // SAFETY: exclusivity is the caller's contract.
         unsafe { &mut *self.0.get() }
     }
-}
-
-thread_local! {
-    /// The location the calling thread records into (null: none yet).
-    static CURRENT: Cell<*mut Location> = const { Cell::new(std::ptr::null_mut()) };
-}
-
-/// The calling thread's location, if it has one.
-#[inline(always)]
-pub fn current() -> Option<&'static mut Location> {
-    let p = CURRENT.with(|c| c.get());
-    // SAFETY: `CURRENT` only ever holds pointers to leaked `LocationCell`s that this thread
-    // currently owns (see `LocationCell`).
-    unsafe { p.as_mut() }
-}
-
-pub fn set_current(location: *mut Location) {
-    CURRENT.with(|c| c.set(location));
-}
-
-pub fn current_ptr() -> *mut Location {
-    CURRENT.with(|c| c.get())
 }
 
 impl Location {
@@ -167,16 +157,45 @@ impl Location {
         }
     }
 
-    /// Writes `event` with the calling OS thread's id as the `ThreadId` attribute (as the
+    /// Writes `event` with the OS thread id `tid` as the `ThreadId` attribute (as the
     /// reference does for ProgramBegin and ThreadTeamBegin).
-    pub fn write_with_thread_id(&mut self, time: u64, event: &Event) {
+    pub fn write_with_thread_id(&mut self, time: u64, tid: u32, event: &Event) {
         if let Some(w) = self.writer.as_mut() {
-            let mut attributes = AttributeList::new();
-            // SAFETY: gettid has no preconditions.
-            let tid = unsafe { libc::gettid() };
-            attributes.add(THREAD_ID_ATTRIBUTE, TypedValue::u64(tid as u64));
-            w.write(time, Some(&attributes), event);
+            self.thread_id_attribute.clear();
+            self.thread_id_attribute
+                .add(THREAD_ID_ATTRIBUTE, TypedValue::u64(tid as u64));
+            w.write(time, Some(&self.thread_id_attribute), event);
         }
+    }
+
+    /// ThreadTeamBegin with the ThreadId attribute (allocation-free: every team begin writes one).
+    #[inline]
+    pub fn thread_team_begin(&mut self, time: u64, tid: u32, team: u32) {
+        if let Some(w) = self.writer.as_mut() {
+            w.thread_team_begin_with_u64_attribute(time, team, THREAD_ID_ATTRIBUTE, tid as u64);
+        }
+    }
+
+    /// Debug builds: records that OS thread `tid` now writes this location, and panics if
+    /// another thread still does (a location has one writer at a time).
+    #[cfg(debug_assertions)]
+    pub fn claim(&self, tid: u32) {
+        use std::sync::atomic::Ordering;
+        let previous = self.writer_thread.swap(tid, Ordering::AcqRel);
+        assert!(
+            previous == 0 || previous == tid,
+            "location {} ({}) is written by threads {previous} and {tid} at once",
+            self.number,
+            self.name
+        );
+    }
+    /// Debug builds: OS thread `tid` no longer writes this location.
+    #[cfg(debug_assertions)]
+    pub fn release(&self, tid: u32) {
+        use std::sync::atomic::Ordering;
+        let _ = self
+            .writer_thread
+            .compare_exchange(tid, 0, Ordering::AcqRel, Ordering::Relaxed);
     }
 
     /// Ends recording on this location and hands back its writer.

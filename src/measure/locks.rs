@@ -7,7 +7,6 @@
 //! a global generation number (bumped whenever a lock is initialised or destroyed) tells the
 //! cache when an address may have changed hands.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -16,7 +15,7 @@ use parking_lot::Mutex;
 
 use super::REGISTRY;
 
-struct LockState {
+pub(crate) struct LockState {
     id: u32,
     /// Successful (outermost) acquisitions so far.
     order: AtomicU32,
@@ -31,13 +30,10 @@ static LOCKS: Lazy<Mutex<HashMap<usize, &'static LockState>>> =
 /// Bumped on every init and destroy: cached lookups from an older generation are re-checked.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
-const CACHE_SLOTS: usize = 8;
+pub(crate) const CACHE_SLOTS: usize = 8;
 
-thread_local! {
-    /// (lock address, generation, state) of the locks this thread used last.
-    static CACHE: RefCell<[(usize, u64, Option<&'static LockState>); CACHE_SLOTS]> =
-        const { RefCell::new([(0, 0, None); CACHE_SLOTS]) };
-}
+/// (lock address, generation, state) of the locks a thread used last (kept in its state).
+pub(crate) type LockCache = [(usize, u64, Option<&'static LockState>); CACHE_SLOTS];
 
 fn new_state() -> &'static LockState {
     Box::leak(Box::new(LockState {
@@ -51,21 +47,19 @@ fn new_state() -> &'static LockState {
 /// wrappers) are registered now.
 fn state(lock: usize) -> &'static LockState {
     let generation = GENERATION.load(Ordering::Acquire);
-    let cached = CACHE.with(|c| {
-        c.borrow()
-            .iter()
-            .find(|(addr, gen, _)| *addr == lock && *gen == generation)
-            .and_then(|e| e.2)
-    });
+    let cache = &super::thread::state().lock_cache;
+    let cached = cache
+        .borrow()
+        .iter()
+        .find(|(addr, gen, _)| *addr == lock && *gen == generation)
+        .and_then(|e| e.2);
     if let Some(state) = cached {
         return state;
     }
     let state = *LOCKS.lock().entry(lock).or_insert_with(new_state);
-    CACHE.with(|c| {
-        let mut c = c.borrow_mut();
-        c.rotate_right(1);
-        c[0] = (lock, generation, Some(state));
-    });
+    let mut c = cache.borrow_mut();
+    c.rotate_right(1);
+    c[0] = (lock, generation, Some(state));
     state
 }
 

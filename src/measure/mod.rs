@@ -5,19 +5,20 @@
 //! first time, when a team forms, and at finalize.
 
 mod active;
-pub mod clock;
+pub(crate) mod clock;
 pub mod config;
-pub mod constructs;
+pub(crate) mod constructs;
 pub mod job;
 pub mod launcher;
-pub mod location;
-pub mod locks;
-pub mod mpi;
+pub(crate) mod location;
+pub(crate) mod locks;
+pub(crate) mod mpi;
 mod output;
 mod process;
-pub mod regions;
-pub mod tasks;
-pub mod team;
+pub(crate) mod regions;
+pub(crate) mod tasks;
+pub(crate) mod team;
+pub(crate) mod thread;
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -43,6 +44,34 @@ const DISABLED: u8 = 4;
 static STATE: AtomicU8 = AtomicU8::new(NOT_STARTED);
 /// POMP2_On / POMP2_Off.
 static RECORDING: AtomicBool = AtomicBool::new(true);
+/// What the hot path needs of the global state, in one load: whether the measurement runs
+/// and whether events are recorded (`STATE == RUNNING`, `RECORDING`).
+pub(super) static HOT: AtomicU8 = AtomicU8::new(0);
+pub(crate) const HOT_RUNNING: u8 = 1;
+pub(crate) const HOT_RECORDING: u8 = 2;
+pub(crate) const HOT_TSC: u8 = 4;
+
+#[inline(always)]
+pub(crate) fn hot() -> u8 {
+    HOT.load(Ordering::Relaxed)
+}
+
+/// Recomputes `HOT` after `STATE` or `RECORDING` changed.
+fn update_hot() {
+    let running = STATE.load(Ordering::Acquire) == RUNNING;
+    let value = if running {
+        HOT_RUNNING
+            | if clock::is_tsc() { HOT_TSC } else { 0 }
+            | if RECORDING.load(Ordering::Relaxed) {
+                HOT_RECORDING
+            } else {
+                0
+            }
+    } else {
+        0
+    };
+    HOT.store(value, Ordering::Release);
+}
 static MEASUREMENT: OnceCell<Measurement> = OnceCell::new();
 static START_LOCK: Mutex<()> = Mutex::new(());
 
@@ -115,6 +144,7 @@ pub fn recording() -> bool {
 
 pub fn set_recording(on: bool) {
     RECORDING.store(on, Ordering::Relaxed);
+    update_hot();
 }
 
 #[cold]
@@ -154,6 +184,7 @@ fn start_slow() -> Option<&'static Measurement> {
     process::register_signal_handlers();
     m.program_begin();
     STATE.store(RUNNING, Ordering::Release);
+    update_hot();
     drop(guard);
     Some(m)
 }
@@ -258,9 +289,9 @@ impl Measurement {
         };
         let master = m.create_location("Master thread".into(), root_team.comm)?;
         root_team.set_member(0, 0);
-        let root = Node::root(master, "OMP thread 0".into());
+        let root = Node::root(master, String::new());
         if crate::openmp::level() == 0 {
-            team::adopt(root);
+            team::adopt(thread::state(), root);
         }
         // Otherwise the start came from inside a parallel region the library did not see begin
         // (an orphaned construct called from uninstrumented code, possibly on a worker): the
@@ -307,6 +338,7 @@ impl Measurement {
         let master = unsafe { self.root().location.get() };
         master.write_with_thread_id(
             self.start.ticks,
+            thread::state().tid,
             &Event::ProgramBegin {
                 program_name: name,
                 arguments,
@@ -441,19 +473,18 @@ pub(super) fn finalize_with_status(exit_status: i64) {
         return;
     }
     let _guard = START_LOCK.lock();
-    if STATE
-        .compare_exchange(RUNNING, FINISHED, Ordering::AcqRel, Ordering::Acquire)
-        .is_err()
-    {
+    let ended = STATE.compare_exchange(RUNNING, FINISHED, Ordering::AcqRel, Ordering::Acquire);
+    update_hot();
+    if ended.is_err() {
         if STATE.load(Ordering::Acquire) == NOT_STARTED {
             // Finalize before any event: nothing to write, and nothing may start afterwards.
             STATE.store(FINISHED, Ordering::Release);
         }
         return;
     }
-    active::wait_for_recorders();
+    let still_busy = active::wait_for_recorders();
     if let Some(m) = MEASUREMENT.get() {
-        match output::write_trace(m, exit_status) {
+        match output::write_trace(m, exit_status, &still_busy) {
             Ok(summary) => {
                 if m.config.verbose > 0 {
                     warn(&summary);

@@ -31,6 +31,7 @@ pub(super) fn register_fork_handler() {
     extern "C" fn in_child() {
         // Only an atomic store: async-signal-safe, as a child of a threaded process requires.
         STATE.store(DISABLED, Ordering::Release);
+        super::HOT.store(0, Ordering::Release);
     }
     // SAFETY: registers a function with C linkage that takes no arguments and never unwinds.
     if unsafe { libc::pthread_atfork(None, None, Some(in_child)) } != 0 {

@@ -6,8 +6,7 @@
 //! implicit-barrier regions named `!$omp <word> @<file>:<line>`.
 
 use std::collections::HashMap;
-use std::ffi::c_void;
-use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 
 use crate::ctc::{self, RegionInfo, RegionType};
 use crate::otf2::{Paradigm, RegionRole};
@@ -302,41 +301,5 @@ impl Registry {
             );
         }
         c
-    }
-}
-
-/// Reads a handle slot: the construct it points at, if assigned.
-///
-/// # Safety
-/// `slot` must point to a pointer-sized, pointer-aligned handle variable that only this library
-/// writes (OPARI2's `opari2_region_N`), or be null.
-pub unsafe fn load(slot: *mut *mut c_void) -> Option<&'static Construct> {
-    if slot.is_null() {
-        return None;
-    }
-    // SAFETY: a handle is an aligned pointer-sized variable (caller's contract); AtomicPtr has
-    // the same layout, and every store to it is ours (release), so an acquire load is sound.
-    let p = unsafe { (*(slot as *const AtomicPtr<c_void>)).load(Ordering::Acquire) };
-    // SAFETY: non-null values are `&'static Construct`s leaked by `assign`.
-    (!p.is_null()).then(|| unsafe { &*(p as *const Construct) })
-}
-
-/// Stores a construct into a handle slot unless another thread was first; returns the winner.
-///
-/// # Safety
-/// As for [`load`]; `slot` must not be null.
-pub unsafe fn publish(slot: *mut *mut c_void, construct: &'static Construct) -> &'static Construct {
-    // SAFETY: see `load`.
-    let atomic = unsafe { &*(slot as *const AtomicPtr<c_void>) };
-    let new = construct as *const Construct as *mut c_void;
-    match atomic.compare_exchange(
-        std::ptr::null_mut(),
-        new,
-        Ordering::AcqRel,
-        Ordering::Acquire,
-    ) {
-        Ok(_) => construct,
-        // SAFETY: a non-null value is a leaked `Construct`, published by another `publish`.
-        Err(existing) => unsafe { &*(existing as *const Construct) },
     }
 }

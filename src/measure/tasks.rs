@@ -4,29 +4,22 @@
 //! starting at 1; the implicit task of a location is `(location number << 32) | 0`. A task id
 //! splits into the `creatingThread` and `generationNumber` fields of the OTF2 task records.
 
-use std::cell::Cell;
+use super::thread;
 
-thread_local! {
-    static CURRENT_TASK: Cell<i64> = const { Cell::new(0) };
-    static COUNTER: Cell<u32> = const { Cell::new(1) };
-}
-
+/// The calling thread's current task.
+#[inline(always)]
 pub fn current() -> i64 {
-    CURRENT_TASK.with(|c| c.get())
+    thread::state().task.get()
 }
 
+#[inline(always)]
 pub fn set_current(task: i64) {
-    CURRENT_TASK.with(|c| c.set(task));
+    thread::state().task.set(task);
 }
 
 /// A fresh id for a task created by the calling thread.
 pub fn new_handle() -> i64 {
-    let counter = COUNTER.with(|c| {
-        let n = c.get();
-        c.set(n.wrapping_add(1).max(1));
-        n
-    });
-    ((crate::openmp::thread_num() as i64) << 32) | counter as i64
+    thread::state().new_task_id()
 }
 
 /// The implicit task of a location.

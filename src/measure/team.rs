@@ -7,13 +7,24 @@
 //! thread add no node. A team is identified by the node it was forked from, the team that node
 //! was in at the fork, and its size, and becomes one OTF2 Comm (with a COMM_GROUP of its
 //! members); a one-thread team inside a one-thread team is the same team.
+//!
+//! Every thread of control that is not an OpenMP worker (the initial thread, each pthread that
+//! calls POMP2) is the root of a tree of its own. While there is only one root, a team member
+//! finds its position by walking the OpenMP ancestry from that root, and remembers the result:
+//! a parallel region in a loop re-resolves with three runtime queries and no lock. Once a
+//! second root exists the ancestry is ambiguous (every root's teams start at level 1), so the
+//! forking thread hands its node to the new team through the default-device ICV, which OpenMP
+//! copies into every implicit task of the team; each member reads it first thing in the region
+//! and puts the original value back. Shared tables are only touched when a position is new.
 
-use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
 
 use parking_lot::Mutex;
 
-use super::location::{self, Location, LocationCell};
+use super::location::{Location, LocationCell};
+use super::thread::{CachedPosition, Saved, ThreadState, CACHED_LEVELS};
 use crate::openmp;
+use crate::otf2::UNDEFINED_U32;
 
 /// One thread team (one Comm in the trace).
 pub struct Team {
@@ -22,17 +33,21 @@ pub struct Team {
     /// Comm of the team the forking thread was in (UNDEFINED for the initial team).
     pub parent_comm: u32,
     /// Location number of each member, by OpenMP thread number (u32::MAX: not seen).
-    members: Mutex<Vec<u32>>,
+    members: Box<[AtomicU32]>,
 }
 
 impl Team {
     pub fn members(&self) -> Vec<u32> {
-        self.members.lock().clone()
+        self.members
+            .iter()
+            .map(|m| m.load(Ordering::Relaxed))
+            .collect()
     }
     pub fn set_member(&self, thread: u32, location: u32) {
-        let mut m = self.members.lock();
-        if let Some(slot) = m.get_mut(thread as usize) {
-            *slot = location;
+        if let Some(slot) = self.members.get(thread as usize) {
+            if slot.load(Ordering::Relaxed) != location {
+                slot.store(location, Ordering::Relaxed);
+            }
         }
     }
 }
@@ -40,11 +55,25 @@ impl Team {
 /// A position in the thread tree.
 pub struct Node {
     pub location: &'static LocationCell,
+    /// Index in the table of all nodes (what the fork channel carries).
+    index: u32,
     /// Name stem for the locations of this node's children.
     label: String,
     is_root: bool,
     children: Mutex<Vec<Option<&'static Node>>>,
     teams: Mutex<Vec<&'static Team>>,
+    /// Set by this node's thread before it forks, read by the new team's members.
+    fork: ForkInfo,
+}
+
+/// What a forking node tells its new team (see the module documentation).
+struct ForkInfo {
+    /// Comm of the team the forking thread is in (UNDEFINED at level 0).
+    parent_comm: AtomicU32,
+    /// The team the forking thread is in.
+    team: AtomicPtr<Team>,
+    /// The default-device value the members put back.
+    saved_device: AtomicI32,
 }
 
 /// Creates locations and Comm ids (implemented by the measurement, which owns files and ids).
@@ -58,19 +87,46 @@ pub fn new_team(comm: u32, size: u32, parent_comm: u32) -> Team {
         comm,
         size,
         parent_comm,
-        members: Mutex::new(vec![u32::MAX; size as usize]),
+        members: (0..size).map(|_| AtomicU32::new(u32::MAX)).collect(),
     }
 }
 
+/// Every node, by index; append-only.
+static NODES: Mutex<Vec<&'static Node>> = Mutex::new(Vec::new());
+/// Whether more than one root exists (then forks hand their node to the team).
+static SEVERAL_ROOTS: AtomicBool = AtomicBool::new(false);
+/// Default-device values that carry a node index: far above any real device number.
+const CHANNEL_BASE: i32 = 0x5000_0000;
+const CHANNEL_END: i32 = 0x6000_0000;
+
 impl Node {
-    pub fn root(location: &'static LocationCell, label: String) -> &'static Node {
-        Box::leak(Box::new(Node {
+    fn new(location: &'static LocationCell, label: String, is_root: bool) -> &'static Node {
+        let mut nodes = NODES.lock();
+        let node: &'static Node = Box::leak(Box::new(Node {
             location,
+            index: nodes.len() as u32,
             label,
-            is_root: true,
+            is_root,
             children: Mutex::new(Vec::new()),
             teams: Mutex::new(Vec::new()),
-        }))
+            fork: ForkInfo {
+                parent_comm: AtomicU32::new(UNDEFINED_U32),
+                team: AtomicPtr::new(std::ptr::null_mut()),
+                saved_device: AtomicI32::new(0),
+            },
+        }));
+        nodes.push(node);
+        node
+    }
+
+    /// A root: the initial thread (`prefix` empty) or another thread of control (`prefix`
+    /// names it, e.g. `Pthread 1 `, and its teams' locations are `Pthread 1 OMP thread 1` ...).
+    pub fn root(location: &'static LocationCell, prefix: String) -> &'static Node {
+        let first = NODES.lock().iter().all(|n| !n.is_root);
+        if !first {
+            SEVERAL_ROOTS.store(true, Ordering::Release);
+        }
+        Node::new(location, prefix, true)
     }
 
     fn child(&'static self, k: u32, factory: &dyn Factory) -> &'static Node {
@@ -82,7 +138,7 @@ impl Node {
             return node;
         }
         let label = if self.is_root {
-            format!("OMP thread {k}")
+            format!("{}OMP thread {k}", self.label)
         } else {
             format!("{}:{k}", self.label)
         };
@@ -91,13 +147,7 @@ impl Node {
         } else {
             factory.new_location(label.clone())
         };
-        let node: &'static Node = Box::leak(Box::new(Node {
-            location,
-            label,
-            is_root: false,
-            children: Mutex::new(Vec::new()),
-            teams: Mutex::new(Vec::new()),
-        }));
+        let node = Node::new(location, label, false);
         children[k as usize] = Some(node);
         node
     }
@@ -125,51 +175,55 @@ impl Node {
     }
 }
 
-/// What a thread was before it joined a team, restored when it leaves the team.
-struct Saved {
-    location: *mut Location,
-    node: *const Node,
-    /// The team the joined location was in before (the master's location continues).
-    team_location: *mut Location,
-    team_before: u32,
+/// Makes the calling thread act as `node` (a root, at its first call).
+pub fn adopt(thread: &ThreadState, node: &'static Node) {
+    thread.node.set(node);
+    thread.set_location(node.location.as_ptr());
+    #[cfg(debug_assertions)]
+    // SAFETY: only reads the location's claim word.
+    unsafe { &*node.location.as_ptr() }.claim(thread.tid);
 }
 
-thread_local! {
-    static NODE: Cell<*const Node> = const { Cell::new(std::ptr::null()) };
-    static SAVED: RefCell<Vec<Saved>> = const { RefCell::new(Vec::new()) };
-}
-
-/// The node the calling thread currently acts as, if any.
-pub fn current_node() -> Option<&'static Node> {
-    // SAFETY: NODE only holds pointers to leaked nodes.
-    NODE.with(|n| unsafe { n.get().as_ref() })
-}
-
-/// Makes the calling thread act as `node` (the initial thread at start).
-pub fn adopt(node: &'static Node) {
-    NODE.with(|n| n.set(node));
-    location::set_current(node.location.as_ptr());
-}
-
-/// The calling thread's position for the team it is in now: walks from `root` along the
-/// ancestry the OpenMP runtime reports. Returns (node, team, thread number).
+/// The calling thread's position for the team it is in now, from its cached position when
+/// the OpenMP runtime reports the same ancestry, else by walking from `root`.
+/// Returns (node, team, thread number).
 pub fn resolve(
+    thread: &ThreadState,
     root: &'static Node,
     root_team: &'static Team,
     factory: &dyn Factory,
 ) -> (&'static Node, &'static Team, u32) {
     let level = openmp::level();
+    let mut ancestry = [(0u32, 0u32); CACHED_LEVELS];
+    let cacheable = level as usize <= CACHED_LEVELS;
+    if cacheable {
+        for l in 1..=level {
+            let size = openmp::team_size(l).unwrap_or(1);
+            let k = openmp::ancestor_thread_num(l).unwrap_or(0).min(size - 1);
+            ancestry[l as usize - 1] = (size, k);
+        }
+        if let Some(p) = thread.position.get() {
+            if p.level == level && p.ancestry == ancestry && std::ptr::eq(p.root, root) {
+                // SAFETY: cached nodes and teams are leaked, never freed.
+                return unsafe { (&*p.node, &*p.team, p.thread) };
+            }
+        }
+    }
     let mut node = root;
     let mut team = root_team;
     for l in 1..=level {
-        let size = openmp::team_size(l).unwrap_or(1);
+        let (size, k) = if cacheable {
+            ancestry[l as usize - 1]
+        } else {
+            let size = openmp::team_size(l).unwrap_or(1);
+            (
+                size,
+                openmp::ancestor_thread_num(l).unwrap_or(0).min(size - 1),
+            )
+        };
         // Top-level teams have no parent team (the initial thread's own team is ours, not
         // OpenMP's).
-        let parent = if l == 1 {
-            crate::otf2::UNDEFINED_U32
-        } else {
-            team.comm
-        };
+        let parent = if l == 1 { UNDEFINED_U32 } else { team.comm };
         if size == 1 && l > 1 && team.size == 1 {
             // A one-thread team inside a one-thread team (of the same node) reuses its Comm,
             // as the reference does: recursion into such teams adds no definitions.
@@ -177,50 +231,155 @@ pub fn resolve(
         }
         team = node.team(size, parent, factory);
         if size > 1 {
-            let k = openmp::ancestor_thread_num(l).unwrap_or(0).min(size - 1);
             node = node.child(k, factory);
         }
     }
-    let thread = if level == 0 {
+    let k = if level == 0 {
         0
     } else {
         openmp::thread_num().min(team.size.saturating_sub(1))
     };
-    (node, team, thread)
+    if cacheable {
+        thread.position.set(Some(CachedPosition {
+            ancestry,
+            level,
+            root,
+            node,
+            team,
+            thread: k,
+        }));
+    }
+    (node, team, k)
+}
+
+/// The position of a member of a team forked from `parent` (through the fork channel).
+fn resolve_from_fork(
+    parent: &'static Node,
+    factory: &dyn Factory,
+) -> (&'static Node, &'static Team, u32) {
+    let level = openmp::level();
+    let size = openmp::team_size(level).unwrap_or(1);
+    let k = openmp::thread_num().min(size - 1);
+    let forking_team = parent.fork.team.load(Ordering::Acquire);
+    // SAFETY: teams are leaked, never freed.
+    let forking_team = unsafe { forking_team.as_ref() };
+    let team = match forking_team {
+        Some(t) if size == 1 && level > 1 && t.size == 1 => t,
+        _ => parent.team(
+            size,
+            parent.fork.parent_comm.load(Ordering::Acquire),
+            factory,
+        ),
+    };
+    let node = if size > 1 {
+        parent.child(k, factory)
+    } else {
+        parent
+    };
+    (node, team, k)
+}
+
+/// Parallel_fork, on the forking thread: with several roots, hands this thread's node to the
+/// team about to be forked. `current_team` is the team the thread is in now.
+/// Every fork is matched by one `join`, whether the measurement runs or not.
+pub fn fork(thread: &ThreadState, current_team: Option<&'static Team>) {
+    let pushed = if SEVERAL_ROOTS.load(Ordering::Acquire) {
+        // SAFETY: nodes are leaked, never freed.
+        let node = unsafe { thread.node.get().as_ref() };
+        node.zip(current_team).and_then(|(node, current_team)| {
+            let level = openmp::level();
+            node.fork.parent_comm.store(
+                if level == 0 {
+                    UNDEFINED_U32
+                } else {
+                    current_team.comm
+                },
+                Ordering::Release,
+            );
+            node.fork
+                .team
+                .store(current_team as *const Team as *mut Team, Ordering::Release);
+            let saved = openmp::default_device();
+            node.fork.saved_device.store(saved, Ordering::Release);
+            openmp::set_default_device(CHANNEL_BASE + node.index as i32).then_some(saved)
+        })
+    } else {
+        None
+    };
+    thread.fork_restores.borrow_mut().push(pushed);
+}
+
+/// Parallel_join, on the forking thread: puts back what `fork` changed.
+pub fn join(thread: &ThreadState) {
+    if let Some(Some(saved)) = thread.fork_restores.borrow_mut().pop() {
+        openmp::set_default_device(saved);
+    }
+}
+
+/// The node a fork handed to the calling team member, if any (and puts the ICV back).
+fn received_fork() -> Option<&'static Node> {
+    if !SEVERAL_ROOTS.load(Ordering::Acquire) {
+        return None;
+    }
+    let value = openmp::default_device();
+    if !(CHANNEL_BASE..CHANNEL_END).contains(&value) {
+        return None;
+    }
+    let node = *NODES.lock().get((value - CHANNEL_BASE) as usize)?;
+    openmp::set_default_device(node.fork.saved_device.load(Ordering::Acquire));
+    Some(node)
 }
 
 /// Parallel_begin: the calling thread joins its team; returns (team, thread number).
 pub fn join_team(
+    thread: &ThreadState,
     root: &'static Node,
     root_team: &'static Team,
     factory: &dyn Factory,
 ) -> (&'static Team, u32) {
-    let (node, team, thread) = resolve(root, root_team, factory);
+    let (node, team, k) = match received_fork() {
+        Some(parent) => resolve_from_fork(parent, factory),
+        None => resolve(thread, root, root_team, factory),
+    };
     // SAFETY: this thread now owns the position `node`, hence its location.
     let loc = unsafe { node.location.get() };
-    SAVED.with(|s| {
-        s.borrow_mut().push(Saved {
-            location: location::current_ptr(),
-            node: NODE.with(|n| n.get()),
-            team_location: node.location.as_ptr(),
-            team_before: loc.team,
-        })
+    #[cfg(debug_assertions)]
+    loc.claim(thread.tid);
+    thread.saved.borrow_mut().push(Saved {
+        location: thread.location_ptr(),
+        node: thread.node.get(),
+        team: thread.team.get(),
+        team_location: node.location.as_ptr(),
+        team_before: loc.team,
     });
-    NODE.with(|n| n.set(node));
-    location::set_current(node.location.as_ptr());
+    thread.node.set(node);
+    thread.team.set(team);
+    thread.set_location(node.location.as_ptr());
     loc.team = team.comm;
-    team.set_member(thread, loc.number);
-    (team, thread)
+    team.set_member(k, loc.number);
+    (team, k)
 }
 
 /// Parallel_end: the calling thread goes back to what it was before the matching begin.
-pub fn leave_team() {
-    if let Some(saved) = SAVED.with(|s| s.borrow_mut().pop()) {
+pub fn leave_team(thread: &ThreadState) {
+    let saved = thread.saved.borrow_mut().pop();
+    if let Some(saved) = saved {
         // SAFETY: the position is still this thread's until the line below hands it back.
         if let Some(loc) = unsafe { saved.team_location.as_mut() } {
             loc.team = saved.team_before;
+            #[cfg(debug_assertions)]
+            if saved.team_location != saved.location {
+                loc.release(thread.tid);
+            }
         }
-        NODE.with(|n| n.set(saved.node));
-        location::set_current(saved.location);
+        thread.node.set(saved.node);
+        thread.team.set(saved.team);
+        thread.set_location(saved.location);
     }
+}
+
+/// The location behind `thread`'s current position (for callers that hold its state).
+pub(crate) fn location_of(thread: &ThreadState) -> Option<&'static mut Location> {
+    // SAFETY: the state only ever holds the location of a position this thread owns.
+    unsafe { thread.location_ptr().as_mut() }
 }

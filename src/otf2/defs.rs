@@ -5,7 +5,7 @@
 //! anchor file.
 
 use super::chunk::DefChunks;
-use super::records::{GlobalDef, LocalDef};
+use super::records::{GlobalDef, LocalDef, Record};
 use super::types::IdMap;
 
 /// Writes `NAME.def`. Order matters to the Python reader: a definition must come after every

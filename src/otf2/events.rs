@@ -9,9 +9,11 @@
 use std::io;
 
 use super::chunk::*;
-use super::records::{self, attribute_list_bound, event_id, length_field_bound, Event, SnapRecord};
+use super::records::{
+    self, attribute_list_bound, event_id, length_field_bound, Event, Record, SnapRecord,
+};
 use super::types::*;
-use super::wire::{put_cu32_at, put_framed};
+use super::wire::{put_cu32_at, put_cu64_at, put_framed};
 use super::TIMESTAMP;
 
 /// Room libotf2 reserves for a timestamp record before every event, written or not.
@@ -29,6 +31,8 @@ pub struct TimedChunks<S: ChunkSink> {
     last_time: u64,
     chunk_has_timestamp: bool,
     sink: S,
+    /// Reused by `write_record`: the payload, and the whole framed record.
+    payload: Vec<u8>,
     scratch: Vec<u8>,
     clamped_timestamps: u64,
 }
@@ -51,6 +55,7 @@ impl<S: ChunkSink> TimedChunks<S> {
             last_time: 0,
             chunk_has_timestamp: false,
             sink,
+            payload: Vec::with_capacity(64),
             scratch: Vec::with_capacity(64),
             clamped_timestamps: 0,
         };
@@ -175,17 +180,48 @@ impl<S: ChunkSink> TimedChunks<S> {
         self.events += 1;
     }
 
-    /// Any record: optional attribute list, id, length (unless `singleton`), payload.
-    /// `payload_bound` is libotf2's upper bound of the payload size.
+    /// `write_small` preceded by an attribute list of one UINT64 entry, encoded in place: the
+    /// same bytes and chunk breaks as [`Self::write_record`] with a one-entry list, without
+    /// building the list.
+    #[inline(always)]
+    pub fn write_small_with_u64_attribute<const PAYLOAD_BOUND: usize>(
+        &mut self,
+        time: u64,
+        attribute: u32,
+        value: u64,
+        id: u8,
+        encode: impl FnOnce(&mut [u8]) -> usize,
+    ) {
+        let record_bound =
+            attribute_list_bound(1) + 1 + length_field_bound(PAYLOAD_BOUND) + PAYLOAD_BOUND;
+        self.reserve(TIMESTAMP_BOUND + record_bound, time);
+        self.timestamp(time);
+        let out = &mut self.chunk[self.pos..self.pos + record_bound];
+        out[0] = super::ATTRIBUTE_LIST;
+        let mut n = 2;
+        n += put_cu32_at(&mut out[n..], 1);
+        n += put_cu32_at(&mut out[n..], attribute);
+        out[n] = Type::UINT64.0;
+        n += 1;
+        n += put_cu64_at(&mut out[n..], value);
+        out[1] = (n - 2) as u8;
+        out[n] = id;
+        let len = encode(&mut out[n + 2..]);
+        out[n + 1] = len as u8;
+        self.pos += n + 2 + len;
+        self.events += 1;
+    }
+
+    /// Any record, with an optional attribute list, in libotf2's framing: attribute list, id,
+    /// length (unless a singleton), payload.
     pub fn write_record(
         &mut self,
         time: u64,
         attributes: Option<&AttributeList>,
-        id: u8,
-        singleton: bool,
-        payload: &[u8],
-        payload_bound: usize,
+        record: &impl Record,
     ) {
+        let (id, singleton) = (record.record_id(), record.is_singleton());
+        let payload_bound = record.payload_bound();
         let attributes = attributes.filter(|a| !a.is_empty());
         let length_bound = if singleton {
             0
@@ -194,29 +230,31 @@ impl<S: ChunkSink> TimedChunks<S> {
         };
         let attribute_bound = attributes.map_or(0, |a| attribute_list_bound(a.len()));
         let bound = TIMESTAMP_BOUND + attribute_bound + 1 + length_bound + payload_bound;
-        let mut record = std::mem::take(&mut self.scratch);
-        record.clear();
+        let mut payload = std::mem::take(&mut self.payload);
+        payload.clear();
+        record.encode_payload(&mut payload);
+        let mut framed = std::mem::take(&mut self.scratch);
+        framed.clear();
         if let Some(list) = attributes {
-            records::put_attribute_list(&mut record, list);
+            records::put_attribute_list(&mut framed, list);
         }
         if singleton {
-            record.push(id);
-            record.extend_from_slice(payload);
+            framed.push(id);
+            framed.extend_from_slice(&payload);
         } else {
-            put_framed(&mut record, id, payload, payload_bound >= 255);
+            put_framed(&mut framed, id, &payload, payload_bound >= 255);
         }
-        let space = TIMESTAMP_BOUND + record.len();
-        if space >= self.chunk.len() - CHUNK_HEADER_LEN {
-            // Cannot fit into any chunk: an OTF2 record may not straddle chunks.
-            self.scratch = record;
-            return;
+        self.payload = payload;
+        let space = TIMESTAMP_BOUND + framed.len();
+        // A record that cannot fit into any chunk is dropped: OTF2 records never straddle chunks.
+        if space < self.chunk.len() - CHUNK_HEADER_LEN {
+            self.reserve(bound.max(space), time);
+            self.timestamp(time);
+            self.chunk[self.pos..self.pos + framed.len()].copy_from_slice(&framed);
+            self.pos += framed.len();
+            self.events += 1;
         }
-        self.reserve(bound.max(space), time);
-        self.timestamp(time);
-        self.chunk[self.pos..self.pos + record.len()].copy_from_slice(&record);
-        self.pos += record.len();
-        self.events += 1;
-        self.scratch = record;
+        self.scratch = framed;
     }
 
     /// Ends the file (END_OF_FILE, END_OF_BUFFER), hands the last chunk to the sink and returns
@@ -240,20 +278,17 @@ impl<S: ChunkSink> TimedChunks<S> {
 /// Writes the events of one location.
 pub struct EventWriter<S: ChunkSink> {
     chunks: TimedChunks<S>,
-    payload: Vec<u8>,
 }
 
 impl<S: ChunkSink> EventWriter<S> {
     pub fn new(chunk_size: usize, sink: S) -> Self {
         Self {
             chunks: TimedChunks::new(chunk_size, sink),
-            payload: Vec::with_capacity(64),
         }
     }
     pub fn with_buffer(chunk: Box<[u8]>, sink: S) -> Self {
         Self {
             chunks: TimedChunks::with_buffer(chunk, sink),
-            payload: Vec::with_capacity(64),
         }
     }
 
@@ -309,6 +344,24 @@ impl<S: ChunkSink> EventWriter<S> {
             .write_small::<5>(time, event_id::THREAD_TEAM_BEGIN, |out| {
                 put_cu32_at(out, team)
             });
+    }
+
+    /// ThreadTeamBegin carrying one UINT64 attribute (the reference's ThreadId).
+    #[inline(always)]
+    pub fn thread_team_begin_with_u64_attribute(
+        &mut self,
+        time: u64,
+        team: u32,
+        attribute: u32,
+        value: u64,
+    ) {
+        self.chunks.write_small_with_u64_attribute::<5>(
+            time,
+            attribute,
+            value,
+            event_id::THREAD_TEAM_BEGIN,
+            |out| put_cu32_at(out, team),
+        );
     }
 
     #[inline(always)]
@@ -391,16 +444,7 @@ impl<S: ChunkSink> EventWriter<S> {
 
     /// Any event, with an optional attribute list.
     pub fn write(&mut self, time: u64, attributes: Option<&AttributeList>, event: &Event) {
-        self.payload.clear();
-        event.encode_payload(&mut self.payload);
-        self.chunks.write_record(
-            time,
-            attributes,
-            event.record_id(),
-            event.is_singleton(),
-            &self.payload,
-            event.payload_bound(),
-        );
+        self.chunks.write_record(time, attributes, event);
     }
 
     pub fn finish(self) -> (S, io::Result<()>) {
@@ -411,14 +455,12 @@ impl<S: ChunkSink> EventWriter<S> {
 /// Writes the snapshots of one location (the `.snap` file).
 pub struct SnapWriter<S: ChunkSink> {
     chunks: TimedChunks<S>,
-    payload: Vec<u8>,
 }
 
 impl<S: ChunkSink> SnapWriter<S> {
     pub fn new(chunk_size: usize, sink: S) -> Self {
         Self {
             chunks: TimedChunks::new(chunk_size, sink),
-            payload: Vec::with_capacity(64),
         }
     }
 
@@ -428,19 +470,43 @@ impl<S: ChunkSink> SnapWriter<S> {
 
     /// One snapshot record at snapshot time `time`.
     pub fn write(&mut self, time: u64, attributes: Option<&AttributeList>, record: &SnapRecord) {
-        self.payload.clear();
-        record.encode_payload(&mut self.payload);
-        self.chunks.write_record(
-            time,
-            attributes,
-            record.record_id(),
-            false,
-            &self.payload,
-            record.payload_bound(),
-        );
+        self.chunks.write_record(time, attributes, record);
     }
 
     pub fn finish(self) -> (S, io::Result<()>) {
         self.chunks.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The in-place ThreadTeamBegin+attribute encoder writes what the generic path writes,
+    /// across chunk breaks and for small and large values.
+    #[test]
+    fn team_begin_with_attribute_matches_the_generic_encoding() {
+        let values = [0u64, 1, 127, 128, 70_000, u32::MAX as u64 + 5, u64::MAX];
+        let run = |fast: bool| {
+            let mut w = EventWriter::new(4096, VecSink::default());
+            for i in 0..2000u64 {
+                let value = values[i as usize % values.len()];
+                let team = (i % 300) as u32;
+                if fast {
+                    w.thread_team_begin_with_u64_attribute(i / 3, team, 0, value);
+                } else {
+                    let mut list = AttributeList::new();
+                    list.add(0, TypedValue::u64(value));
+                    w.write(i / 3, Some(&list), &Event::ThreadTeamBegin { team });
+                }
+                w.enter(i / 3 + 1, i as u32);
+            }
+            let (sink, result) = w.finish();
+            result.unwrap();
+            sink.bytes
+        };
+        let (fast, generic) = (run(true), run(false));
+        assert!(fast.len() > 3 * 4096, "the test must cross chunk breaks");
+        assert_eq!(fast, generic);
     }
 }

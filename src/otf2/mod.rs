@@ -24,7 +24,7 @@ pub use chunk::{ChunkSink, FileSink, VecSink};
 pub use defs::{GlobalDefWriter, LocalDefWriter};
 pub use events::{EventWriter, SnapWriter, TimedChunks};
 pub use reader::{ArchiveReader, EventRecord, ReadError, SnapshotRecord};
-pub use records::{Event, GlobalDef, LocalDef, SnapRecord};
+pub use records::{Event, GlobalDef, LocalDef, Record, SnapRecord};
 pub use types::*;
 
 /// Framing byte that starts a TIMESTAMP record in event and snapshot files.

@@ -10,6 +10,16 @@
 use super::types::*;
 use super::wire::*;
 
+/// What the writers need of a record of any family.
+pub trait Record {
+    fn record_id(&self) -> u8;
+    /// libotf2's upper bound of the payload (decides chunk breaks and the length form).
+    fn payload_bound(&self) -> usize;
+    /// Whether the record is written without a length field.
+    fn is_singleton(&self) -> bool;
+    fn encode_payload(&self, buf: &mut Vec<u8>);
+}
+
 /// How one field travels: its encoding, its decoding and libotf2's upper bound of its size.
 pub trait WireCodec<T> {
     fn put(buf: &mut Vec<u8>, value: &T);
@@ -401,16 +411,15 @@ macro_rules! record_table {
             Unknown { record_id: u8, payload: Vec<u8> },
         }
 
-        impl $Enum {
-            pub fn record_id(&self) -> u8 {
+        impl Record for $Enum {
+            fn record_id(&self) -> u8 {
                 match self {
                     $(Self::$Variant { .. } => $ids::$CONST,)*
                     Self::Unknown { record_id, .. } => *record_id,
                 }
             }
 
-            /// libotf2's upper bound of the payload (decides chunk breaks and the length form).
-            pub fn payload_bound(&self) -> usize {
+            fn payload_bound(&self) -> usize {
                 match self {
                     $(
                         Self::$Variant {
@@ -423,23 +432,14 @@ macro_rules! record_table {
                 }
             }
 
-            /// Whether the record is written without a length field.
-            pub fn is_singleton(&self) -> bool {
+            fn is_singleton(&self) -> bool {
                 match self {
                     $(Self::$Variant { .. } => is_singleton!($($singleton)?),)*
                     Self::Unknown { .. } => false,
                 }
             }
 
-            /// For the singleton record `id`: whether its value is 64-bit.
-            pub fn singleton_width(id: u8) -> Option<bool> {
-                match id {
-                    $($ids::$CONST => singleton_width!($($singleton)?; $($codec),*),)*
-                    _ => None,
-                }
-            }
-
-            pub fn encode_payload(&self, buf: &mut Vec<u8>) {
+            fn encode_payload(&self, buf: &mut Vec<u8>) {
                 match self {
                     $(
                         Self::$Variant {
@@ -452,6 +452,16 @@ macro_rules! record_table {
                         }
                     )*
                     Self::Unknown { payload, .. } => buf.extend_from_slice(payload),
+                }
+            }
+        }
+
+        impl $Enum {
+            /// For the singleton record `id`: whether its value is 64-bit.
+            pub fn singleton_width(id: u8) -> Option<bool> {
+                match id {
+                    $($ids::$CONST => singleton_width!($($singleton)?; $($codec),*),)*
+                    _ => None,
                 }
             }
 
@@ -521,6 +531,8 @@ macro_rules! singleton_width {
     };
 }
 
+// The tables: one entry per record kind, fields in wire order with their codecs (above).
+
 record_table! {
     /// Event records (the `NAME/<L>.evt` files).
     #[derive(Clone, Debug, PartialEq, Eq)]
@@ -530,88 +542,61 @@ record_table! {
         ENTER = 12 [singleton] => Enter { region: u32 as Cu32 },
         LEAVE = 13 [singleton] => Leave { region: u32 as Cu32 },
         MPI_SEND = 14 => MpiSend {
-            receiver: u32 as Cu32,
-            communicator: u32 as Cu32,
-            msg_tag: u32 as Cu32,
+            receiver: u32 as Cu32, communicator: u32 as Cu32, msg_tag: u32 as Cu32,
             msg_length: u64 as Cu64,
         },
         MPI_ISEND = 15 => MpiIsend {
-            receiver: u32 as Cu32,
-            communicator: u32 as Cu32,
-            msg_tag: u32 as Cu32,
-            msg_length: u64 as Cu64,
-            request_id: u64 as Cu64,
+            receiver: u32 as Cu32, communicator: u32 as Cu32, msg_tag: u32 as Cu32,
+            msg_length: u64 as Cu64, request_id: u64 as Cu64,
         },
         MPI_ISEND_COMPLETE = 16 [singleton] => MpiIsendComplete { request_id: u64 as Cu64 },
         MPI_IRECV_REQUEST = 17 [singleton] => MpiIrecvRequest { request_id: u64 as Cu64 },
         MPI_RECV = 18 => MpiRecv {
-            sender: u32 as Cu32,
-            communicator: u32 as Cu32,
-            msg_tag: u32 as Cu32,
+            sender: u32 as Cu32, communicator: u32 as Cu32, msg_tag: u32 as Cu32,
             msg_length: u64 as Cu64,
         },
         MPI_IRECV = 19 => MpiIrecv {
-            sender: u32 as Cu32,
-            communicator: u32 as Cu32,
-            msg_tag: u32 as Cu32,
-            msg_length: u64 as Cu64,
-            request_id: u64 as Cu64,
+            sender: u32 as Cu32, communicator: u32 as Cu32, msg_tag: u32 as Cu32,
+            msg_length: u64 as Cu64, request_id: u64 as Cu64,
         },
         MPI_REQUEST_TEST = 20 [singleton] => MpiRequestTest { request_id: u64 as Cu64 },
         MPI_REQUEST_CANCELLED = 21 [singleton] => MpiRequestCancelled { request_id: u64 as Cu64 },
         MPI_COLLECTIVE_BEGIN = 22 => MpiCollectiveBegin {},
         MPI_COLLECTIVE_END = 23 => MpiCollectiveEnd {
-            collective_op: CollectiveOp as U8,
-            communicator: u32 as Cu32,
-            root: u32 as Cu32,
-            size_sent: u64 as Cu64,
-            size_received: u64 as Cu64,
+            collective_op: CollectiveOp as U8, communicator: u32 as Cu32, root: u32 as Cu32,
+            size_sent: u64 as Cu64, size_received: u64 as Cu64,
         },
         METRIC = 31 => Metric {
-            metric: u32 as Cu32,
-            values: Vec<TypedValue> as Counted<U8, MetricValue>,
+            metric: u32 as Cu32, values: Vec<TypedValue> as Counted<U8, MetricValue>,
         },
         PARAMETER_STRING = 32 => ParameterString { parameter: u32 as Cu32, string: u32 as Cu32 },
         PARAMETER_INT = 33 => ParameterInt { parameter: u32 as Cu32, value: i64 as Ci64 },
         PARAMETER_UNSIGNED_INT = 34 => ParameterUnsignedInt {
-            parameter: u32 as Cu32,
-            value: u64 as Cu64,
+            parameter: u32 as Cu32, value: u64 as Cu64,
         },
         THREAD_FORK = 53 => ThreadFork {
-            model: Paradigm as U8,
-            number_of_requested_threads: u32 as Cu32,
+            model: Paradigm as U8, number_of_requested_threads: u32 as Cu32,
         },
         THREAD_JOIN = 54 => ThreadJoin { model: Paradigm as U8 },
         THREAD_TEAM_BEGIN = 55 => ThreadTeamBegin { team: u32 as Cu32 },
         THREAD_TEAM_END = 56 => ThreadTeamEnd { team: u32 as Cu32 },
         THREAD_ACQUIRE_LOCK = 57 => ThreadAcquireLock {
-            model: Paradigm as U8,
-            lock_id: u32 as Cu32,
-            acquisition_order: u32 as Cu32,
+            model: Paradigm as U8, lock_id: u32 as Cu32, acquisition_order: u32 as Cu32,
         },
         THREAD_RELEASE_LOCK = 58 => ThreadReleaseLock {
-            model: Paradigm as U8,
-            lock_id: u32 as Cu32,
-            acquisition_order: u32 as Cu32,
+            model: Paradigm as U8, lock_id: u32 as Cu32, acquisition_order: u32 as Cu32,
         },
         THREAD_TASK_CREATE = 59 => ThreadTaskCreate {
-            team: u32 as Cu32,
-            creating_thread: u32 as Cu32,
-            generation_number: u32 as Cu32,
+            team: u32 as Cu32, creating_thread: u32 as Cu32, generation_number: u32 as Cu32,
         },
         THREAD_TASK_SWITCH = 60 => ThreadTaskSwitch {
-            team: u32 as Cu32,
-            creating_thread: u32 as Cu32,
-            generation_number: u32 as Cu32,
+            team: u32 as Cu32, creating_thread: u32 as Cu32, generation_number: u32 as Cu32,
         },
         THREAD_TASK_COMPLETE = 61 => ThreadTaskComplete {
-            team: u32 as Cu32,
-            creating_thread: u32 as Cu32,
-            generation_number: u32 as Cu32,
+            team: u32 as Cu32, creating_thread: u32 as Cu32, generation_number: u32 as Cu32,
         },
         PROGRAM_BEGIN = 83 => ProgramBegin {
-            program_name: u32 as Cu32,
-            arguments: Vec<u32> as Counted<Cu32, Cu32>,
+            program_name: u32 as Cu32, arguments: Vec<u32> as Counted<Cu32, Cu32>,
         },
         PROGRAM_END = 84 => ProgramEnd { exit_status: i64 as Ci64 },
     }
@@ -625,87 +610,57 @@ record_table! {
         SNAPSHOT_START = 10 => SnapshotStart { number_of_records: u64 as Cu64 },
         SNAPSHOT_END = 11 => SnapshotEnd { cont_read_pos: u64 as Cu64 },
         MEASUREMENT_ON_OFF = 12 => MeasurementOnOff {
-            orig_event_time: u64 as U64,
-            mode: MeasurementMode as U8,
+            orig_event_time: u64 as U64, mode: MeasurementMode as U8,
         },
         ENTER = 13 => Enter { orig_event_time: u64 as U64, region: u32 as Cu32 },
         MPI_SEND = 14 => MpiSend {
-            orig_event_time: u64 as U64,
-            receiver: u32 as Cu32,
-            communicator: u32 as Cu32,
-            msg_tag: u32 as Cu32,
-            msg_length: u64 as Cu64,
+            orig_event_time: u64 as U64, receiver: u32 as Cu32, communicator: u32 as Cu32,
+            msg_tag: u32 as Cu32, msg_length: u64 as Cu64,
         },
         MPI_ISEND = 15 => MpiIsend {
-            orig_event_time: u64 as U64,
-            receiver: u32 as Cu32,
-            communicator: u32 as Cu32,
-            msg_tag: u32 as Cu32,
-            msg_length: u64 as Cu64,
-            request_id: u64 as Cu64,
+            orig_event_time: u64 as U64, receiver: u32 as Cu32, communicator: u32 as Cu32,
+            msg_tag: u32 as Cu32, msg_length: u64 as Cu64, request_id: u64 as Cu64,
         },
         MPI_ISEND_COMPLETE = 16 => MpiIsendComplete {
-            orig_event_time: u64 as U64,
-            request_id: u64 as Cu64,
+            orig_event_time: u64 as U64, request_id: u64 as Cu64,
         },
         MPI_RECV = 17 => MpiRecv {
-            orig_event_time: u64 as U64,
-            sender: u32 as Cu32,
-            communicator: u32 as Cu32,
-            msg_tag: u32 as Cu32,
-            msg_length: u64 as Cu64,
+            orig_event_time: u64 as U64, sender: u32 as Cu32, communicator: u32 as Cu32,
+            msg_tag: u32 as Cu32, msg_length: u64 as Cu64,
         },
         MPI_IRECV_REQUEST = 18 => MpiIrecvRequest {
-            orig_event_time: u64 as U64,
-            request_id: u64 as Cu64,
+            orig_event_time: u64 as U64, request_id: u64 as Cu64,
         },
         MPI_IRECV = 19 => MpiIrecv {
-            orig_event_time: u64 as U64,
-            sender: u32 as Cu32,
-            communicator: u32 as Cu32,
-            msg_tag: u32 as Cu32,
-            msg_length: u64 as Cu64,
-            request_id: u64 as Cu64,
+            orig_event_time: u64 as U64, sender: u32 as Cu32, communicator: u32 as Cu32,
+            msg_tag: u32 as Cu32, msg_length: u64 as Cu64, request_id: u64 as Cu64,
         },
         MPI_COLLECTIVE_BEGIN = 20 => MpiCollectiveBegin { orig_event_time: u64 as U64 },
         MPI_COLLECTIVE_END = 21 => MpiCollectiveEnd {
-            orig_event_time: u64 as U64,
-            collective_op: CollectiveOp as U8,
-            communicator: u32 as Cu32,
-            root: u32 as Cu32,
-            size_sent: u64 as Cu64,
+            orig_event_time: u64 as U64, collective_op: CollectiveOp as U8,
+            communicator: u32 as Cu32, root: u32 as Cu32, size_sent: u64 as Cu64,
             size_received: u64 as Cu64,
         },
         OMP_FORK = 22 => OmpFork {
-            orig_event_time: u64 as U64,
-            number_of_requested_threads: u32 as Cu32,
+            orig_event_time: u64 as U64, number_of_requested_threads: u32 as Cu32,
         },
         OMP_ACQUIRE_LOCK = 23 => OmpAcquireLock {
-            orig_event_time: u64 as U64,
-            lock_id: u32 as Cu32,
-            acquisition_order: u32 as Cu32,
+            orig_event_time: u64 as U64, lock_id: u32 as Cu32, acquisition_order: u32 as Cu32,
         },
         OMP_TASK_CREATE = 24 => OmpTaskCreate { orig_event_time: u64 as U64, task_id: u64 as Cu64 },
         OMP_TASK_SWITCH = 25 => OmpTaskSwitch { orig_event_time: u64 as U64, task_id: u64 as Cu64 },
         METRIC = 26 => Metric {
-            orig_event_time: u64 as U64,
-            metric: u32 as Cu32,
+            orig_event_time: u64 as U64, metric: u32 as Cu32,
             values: Vec<TypedValue> as Counted<U8, MetricValue>,
         },
         PARAMETER_STRING = 27 => ParameterString {
-            orig_event_time: u64 as U64,
-            parameter: u32 as Cu32,
-            string: u32 as Cu32,
+            orig_event_time: u64 as U64, parameter: u32 as Cu32, string: u32 as Cu32,
         },
         PARAMETER_INT = 28 => ParameterInt {
-            orig_event_time: u64 as U64,
-            parameter: u32 as Cu32,
-            value: i64 as Ci64,
+            orig_event_time: u64 as U64, parameter: u32 as Cu32, value: i64 as Ci64,
         },
         PARAMETER_UNSIGNED_INT = 29 => ParameterUnsignedInt {
-            orig_event_time: u64 as U64,
-            parameter: u32 as Cu32,
-            value: u64 as Cu64,
+            orig_event_time: u64 as U64, parameter: u32 as Cu32, value: u64 as Cu64,
         },
     }
 }
@@ -715,71 +670,46 @@ record_table! {
     #[derive(Clone, Debug, PartialEq)]
     pub enum GlobalDef, ids in def_id {
         CLOCK_PROPERTIES = 5 => ClockProperties {
-            timer_resolution: u64 as Cu64,
-            global_offset: u64 as Cu64,
-            trace_length: u64 as Cu64,
+            timer_resolution: u64 as Cu64, global_offset: u64 as Cu64, trace_length: u64 as Cu64,
             realtime_timestamp: u64 as Cu64 = UNDEFINED_U64,
         },
         PARADIGM = 6 => Paradigm {
-            paradigm: Paradigm as U8,
-            name: u32 as Cu32,
-            paradigm_class: ParadigmClass as U8,
+            paradigm: Paradigm as U8, name: u32 as Cu32, paradigm_class: ParadigmClass as U8,
         },
         PARADIGM_PROPERTY = 7 => ParadigmProperty {
-            paradigm: Paradigm as U8,
-            property: ParadigmProperty as U8,
-            value: TypedValue as Typed,
+            paradigm: Paradigm as U8, property: ParadigmProperty as U8, value: TypedValue as Typed,
         },
         STRING = 10 => String { id: u32 as Cu32, string: String as Cstr },
         ATTRIBUTE = 11 => Attribute {
-            id: u32 as Cu32,
-            name: u32 as Cu32,
-            attribute_type: Type as U8,
+            id: u32 as Cu32, name: u32 as Cu32, attribute_type: Type as U8,
             description: u32 as Cu32 = UNDEFINED_U32,
         },
         SYSTEM_TREE_NODE = 12 => SystemTreeNode {
-            id: u32 as Cu32,
-            name: u32 as Cu32,
-            class_name: u32 as Cu32,
-            parent: u32 as Cu32,
+            id: u32 as Cu32, name: u32 as Cu32, class_name: u32 as Cu32, parent: u32 as Cu32,
         },
         LOCATION_GROUP = 13 => LocationGroup {
-            id: u32 as Cu32,
-            name: u32 as Cu32,
-            location_group_type: LocationGroupType as U8,
-            system_tree_parent: u32 as Cu32,
-            creating_location_group: u32 as Cu32 = UNDEFINED_U32,
+            id: u32 as Cu32, name: u32 as Cu32, location_group_type: LocationGroupType as U8,
+            system_tree_parent: u32 as Cu32, creating_location_group: u32 as Cu32 = UNDEFINED_U32,
         },
         LOCATION = 14 => Location {
-            id: u64 as Cu64,
-            name: u32 as Cu32,
-            location_type: LocationType as U8,
-            number_of_events: u64 as Cu64,
-            location_group: u32 as Cu32,
+            id: u64 as Cu64, name: u32 as Cu32, location_type: LocationType as U8,
+            number_of_events: u64 as Cu64, location_group: u32 as Cu32,
         },
         REGION = 15 => Region {
-            id: u32 as Cu32,
-            name: u32 as Cu32,
-            description: u32 as Cu32,
+            id: u32 as Cu32, name: u32 as Cu32, description: u32 as Cu32,
             region_type: u8 as U8 => legacy_region_type(*region_role, *paradigm, *region_flags),
-            source_file: u32 as Cu32,
-            begin_line: u32 as Cu32,
-            end_line: u32 as Cu32,
+            source_file: u32 as Cu32, begin_line: u32 as Cu32, end_line: u32 as Cu32,
             canonical_name: u32 as Cu32 = name,
             region_role: RegionRole as U8 = RegionRole::UNKNOWN,
             paradigm: Paradigm as U8 = Paradigm::UNKNOWN,
             region_flags: RegionFlag as Cu32 = RegionFlag::NONE,
         },
         CALLSITE = 16 => Callsite {
-            id: u32 as Cu32,
-            source_file: u32 as Cu32,
-            line_number: u32 as Cu32,
-            entered_region: u32 as Cu32,
-            left_region: u32 as Cu32,
+            id: u32 as Cu32, source_file: u32 as Cu32, line_number: u32 as Cu32,
+            entered_region: u32 as Cu32, left_region: u32 as Cu32,
         },
         GROUP = 18 => Group {
-            id: u32 as Cu32,
-            name: u32 as Cu32,
+            id: u32 as Cu32, name: u32 as Cu32,
             group_type_pre12: u8 as U8 => legacy_group_type(*group_type, *paradigm, *group_flags),
             members: Vec<u64> as Counted<Cu32, Cu64>,
             group_type: GroupType as U8 = GroupType::UNKNOWN,
@@ -787,71 +717,44 @@ record_table! {
             group_flags: GroupFlag as Cu32 = GroupFlag::NONE,
         },
         METRIC_MEMBER = 19 => MetricMember {
-            id: u32 as Cu32,
-            name: u32 as Cu32,
-            description: u32 as Cu32,
-            metric_type: MetricType as U8,
-            metric_mode: MetricMode as U8,
-            value_type: Type as U8,
-            base: Base as U8,
-            exponent: i64 as Ci64,
-            unit: u32 as Cu32,
+            id: u32 as Cu32, name: u32 as Cu32, description: u32 as Cu32,
+            metric_type: MetricType as U8, metric_mode: MetricMode as U8, value_type: Type as U8,
+            base: Base as U8, exponent: i64 as Ci64, unit: u32 as Cu32,
         },
         METRIC_CLASS = 20 => MetricClass {
-            id: u32 as Cu32,
-            members: Vec<u32> as Counted<U8, Cu32>,
+            id: u32 as Cu32, members: Vec<u32> as Counted<U8, Cu32>,
             occurrence: MetricOccurrence as U8,
             recorder_kind: RecorderKind as U8 = RecorderKind::UNKNOWN,
         },
         METRIC_INSTANCE = 21 => MetricInstance {
-            id: u32 as Cu32,
-            metric_class: u32 as Cu32,
-            recorder: u64 as Cu64,
-            scope_type: MetricScope as U8,
-            scope: u64 as Cu64,
+            id: u32 as Cu32, metric_class: u32 as Cu32, recorder: u64 as Cu64,
+            scope_type: MetricScope as U8, scope: u64 as Cu64,
         },
         COMM = 22 => Comm {
-            id: u32 as Cu32,
-            name: u32 as Cu32,
-            group: u32 as Cu32,
-            parent: u32 as Cu32,
+            id: u32 as Cu32, name: u32 as Cu32, group: u32 as Cu32, parent: u32 as Cu32,
             flags: CommFlag as Cu32 = CommFlag::NONE,
         },
         PARAMETER = 23 => Parameter {
-            id: u32 as Cu32,
-            name: u32 as Cu32,
-            parameter_type: ParameterType as U8,
+            id: u32 as Cu32, name: u32 as Cu32, parameter_type: ParameterType as U8,
         },
         METRIC_CLASS_RECORDER = 25 => MetricClassRecorder {
-            metric: u32 as Cu32,
-            recorder: u64 as Cu64,
+            metric: u32 as Cu32, recorder: u64 as Cu64,
         },
         SYSTEM_TREE_NODE_PROPERTY = 26 => SystemTreeNodeProperty {
-            node: u32 as Cu32,
-            name: u32 as Cu32,
-            value: TypedValue as Property,
+            node: u32 as Cu32, name: u32 as Cu32, value: TypedValue as Property,
         },
         SYSTEM_TREE_NODE_DOMAIN = 27 => SystemTreeNodeDomain {
-            node: u32 as Cu32,
-            domain: SystemTreeDomain as U8,
+            node: u32 as Cu32, domain: SystemTreeDomain as U8,
         },
         LOCATION_GROUP_PROPERTY = 28 => LocationGroupProperty {
-            location_group: u32 as Cu32,
-            name: u32 as Cu32,
-            value: TypedValue as Property,
+            location_group: u32 as Cu32, name: u32 as Cu32, value: TypedValue as Property,
         },
         LOCATION_PROPERTY = 29 => LocationProperty {
-            location: u64 as Cu64,
-            name: u32 as Cu32,
-            value: TypedValue as Property,
+            location: u64 as Cu64, name: u32 as Cu32, value: TypedValue as Property,
         },
         INTERRUPT_GENERATOR = 36 => InterruptGenerator {
-            id: u32 as Cu32,
-            name: u32 as Cu32,
-            mode: InterruptGeneratorMode as U8,
-            base: Base as U8,
-            exponent: i64 as Ci64,
-            period: u64 as Cu64,
+            id: u32 as Cu32, name: u32 as Cu32, mode: InterruptGeneratorMode as U8,
+            base: Base as U8, exponent: i64 as Ci64, period: u64 as Cu64,
         },
     }
 }
@@ -860,11 +763,11 @@ record_table! {
     /// Local definition records (the `NAME/<L>.def` files).
     #[derive(Clone, Debug, PartialEq)]
     pub enum LocalDef, ids in local_def_id {
-        MAPPING_TABLE = 5 => MappingTable { mapping_type: MappingType as U8, map: IdMap as IdMapWire },
+        MAPPING_TABLE = 5 => MappingTable {
+            mapping_type: MappingType as U8, map: IdMap as IdMapWire,
+        },
         CLOCK_OFFSET = 6 => ClockOffset {
-            time: u64 as U64,
-            offset: i64 as Ci64,
-            standard_deviation: f64 as F64,
+            time: u64 as U64, offset: i64 as Ci64, standard_deviation: f64 as F64,
         },
     }
 }

@@ -5,42 +5,32 @@
 
 use std::fmt;
 
-/// Writes a compressed unsigned 32-bit value into `out[0..5]` and returns the bytes used.
-/// `out` must have at least 5 bytes; the bytes after the returned length are scratch.
-#[inline(always)]
-pub fn put_cu32_at(out: &mut [u8], value: u32) -> usize {
-    let out = &mut out[..5];
-    if value == 0 {
-        out[0] = 0;
-        1
-    } else if value == u32::MAX {
-        out[0] = 0xff;
-        1
-    } else {
-        let n = 4 - (value.leading_zeros() / 8) as usize;
-        out[0] = n as u8;
-        out[1..5].copy_from_slice(&value.to_le_bytes());
-        1 + n
-    }
+/// Defines `$name(out, value) -> bytes used`: writes a compressed unsigned value of `$bytes`
+/// bytes into `out[0..1 + $bytes]` (which must exist; the bytes after the returned length are
+/// scratch).
+macro_rules! put_compressed_at {
+    ($name:ident, $ty:ty, $bytes:literal) => {
+        #[inline(always)]
+        pub fn $name(out: &mut [u8], value: $ty) -> usize {
+            let out = &mut out[..1 + $bytes];
+            if value == 0 {
+                out[0] = 0;
+                1
+            } else if value == <$ty>::MAX {
+                out[0] = 0xff;
+                1
+            } else {
+                let n = $bytes - (value.leading_zeros() / 8) as usize;
+                out[0] = n as u8;
+                out[1..].copy_from_slice(&value.to_le_bytes());
+                1 + n
+            }
+        }
+    };
 }
 
-/// Writes a compressed unsigned 64-bit value into `out[0..9]` and returns the bytes used.
-#[inline(always)]
-pub fn put_cu64_at(out: &mut [u8], value: u64) -> usize {
-    let out = &mut out[..9];
-    if value == 0 {
-        out[0] = 0;
-        1
-    } else if value == u64::MAX {
-        out[0] = 0xff;
-        1
-    } else {
-        let n = 8 - (value.leading_zeros() / 8) as usize;
-        out[0] = n as u8;
-        out[1..9].copy_from_slice(&value.to_le_bytes());
-        1 + n
-    }
-}
+put_compressed_at!(put_cu32_at, u32, 4);
+put_compressed_at!(put_cu64_at, u64, 8);
 
 pub fn put_u8(buf: &mut Vec<u8>, v: u8) {
     buf.push(v);

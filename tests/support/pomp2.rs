@@ -171,10 +171,22 @@ impl Run {
 
 /// Runs `exe` with `threads` OpenMP threads, writing its trace to `<dir>/<label>`.
 pub fn run_traced(exe: &Path, threads: u32, label: &str, env: &[(&str, &str)]) -> Run {
+    run_traced_with_args(exe, &[], threads, label, env)
+}
+
+/// `run_traced` with command-line arguments for the program.
+pub fn run_traced_with_args(
+    exe: &Path,
+    args: &[&str],
+    threads: u32,
+    label: &str,
+    env: &[(&str, &str)],
+) -> Run {
     let experiment = exe.parent().unwrap().join(label);
     let _ = std::fs::remove_dir_all(&experiment);
     let mut cmd = Command::new(exe);
-    cmd.env("OMP_NUM_THREADS", threads.to_string())
+    cmd.args(args)
+        .env("OMP_NUM_THREADS", threads.to_string())
         .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)
         .env_remove("POMPTRACE_ENABLE")
         .env_remove("LD_PRELOAD");

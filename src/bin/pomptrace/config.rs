@@ -8,7 +8,195 @@
 //!   in the source tree's `include/` (found from the build tree, or the source directory the
 //!   binary was built from).
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
+
+use crate::init_regions::{self, InitRegions};
+use crate::init_regions_command::init_file_for;
+use crate::{print_stdout, usage_error, Failure};
+
+/// The compilers `opari2-config --cflags=COMPILER` names; the flags are the same for all.
+const COMPILERS: [&str; 7] = ["gnu", "intel", "sun", "pgi", "ibm", "cray", "fujitsu"];
+
+/// Build flags and the OPARI2 link step, with the spellings of `opari2-config`.
+///
+/// The files are found relative to the executable: PREFIX/include and PREFIX/lib for
+/// PREFIX/bin/pomptrace (make install PREFIX=...), the source tree's include/ and
+/// target/<profile>/ for cargo's build. Options combine (`--cflags --libs`) and are answered
+/// on one line in the order given.
+#[derive(clap::Args)]
+#[command(override_usage = "\
+pomptrace config --nm [OBJ_OR_LIB...]
+       pomptrace config --region-initialization [-]
+       pomptrace config --create-pomp2-regions OBJ_OR_LIB...
+       pomptrace config [--cflags[=COMPILER]] [--libs [--static]] [--libdir] [--includedir] [--version] [--interface-version]")]
+pub struct ConfigArgs {
+    /// Without files: print the nm command line to use (like `opari2-config --nm`). With
+    /// files: print their nm symbol tables.
+    #[arg(long, conflicts_with_all = FLAG_OPTIONS)]
+    nm: bool,
+    /// Read nm output on standard input and print the init file, e.g.
+    /// `pomptrace config --nm` *.o | pomptrace config --region-initialization > pomp2_init.c.
+    /// Inside `...` or $(...) (as OPARI2 Makefiles use opari2-config) it prints that filter
+    /// command instead; `-` always reads standard input.
+    #[arg(long, conflicts_with_all = FLAG_OPTIONS, conflicts_with = "nm")]
+    region_initialization: bool,
+    /// Print the init file for the given objects (the same C file as init-regions).
+    #[arg(long, conflicts_with_all = FLAG_OPTIONS, conflicts_with_all = ["nm", "region_initialization"])]
+    create_pomp2_regions: bool,
+    /// Compiler flags: -I for the POMP2 headers (the same for every COMPILER).
+    #[arg(long, value_name = "COMPILER", num_args = 0..=1, require_equals = true,
+          default_missing_value = "gnu", value_parser = COMPILERS)]
+    cflags: Option<String>,
+    /// Linker flags for the shared library (with an rpath).
+    #[arg(long)]
+    libs: bool,
+    /// With --libs: the static archive and the system libraries it needs.
+    #[arg(long = "static", requires = "libs")]
+    static_archive: bool,
+    /// The library directory.
+    #[arg(long)]
+    libdir: bool,
+    /// The header directory.
+    #[arg(long)]
+    includedir: bool,
+    /// pomptrace's version.
+    #[arg(long)]
+    version: bool,
+    /// The POMP2 interface version.
+    #[arg(long)]
+    interface_version: bool,
+    /// opari2-config's modifier; changes nothing.
+    #[arg(long, hide = true)]
+    fortran: bool,
+    /// opari2-config's modifier; changes nothing.
+    #[arg(long, hide = true)]
+    build_check: bool,
+    /// Objects and libraries for --nm and --create-pomp2-regions; `-` for
+    /// --region-initialization.
+    #[arg(value_name = "OBJ_OR_LIB")]
+    files: Vec<PathBuf>,
+}
+
+/// The options answered on one line, by their clap ids (the field names).
+const FLAG_OPTIONS: [&str; 7] = [
+    "cflags",
+    "libs",
+    "static_archive",
+    "libdir",
+    "includedir",
+    "version",
+    "interface_version",
+];
+
+/// `matches` are the subcommand's own, for the order in which the flag options were given.
+pub fn run(args: &ConfigArgs, matches: &clap::ArgMatches) -> Result<(), Failure> {
+    let _ = (args.fortran, args.build_check);
+    if args.nm {
+        return nm(&args.files);
+    }
+    if args.region_initialization {
+        return region_initialization(&args.files);
+    }
+    if args.create_pomp2_regions {
+        if args.files.is_empty() {
+            return Err(usage_error(
+                "config --create-pomp2-regions needs object files or libraries",
+            ));
+        }
+        return print_stdout(&init_file_for(&args.files)?);
+    }
+    if let Some(file) = args.files.first() {
+        return Err(usage_error(format!(
+            "unexpected argument `{}` for config (files go with --nm or \
+             --create-pomp2-regions)",
+            file.display()
+        )));
+    }
+    flags(args, matches)
+}
+
+/// `--nm [FILES]`: the nm command line, or the files' listings.
+fn nm(files: &[PathBuf]) -> Result<(), Failure> {
+    let nm = init_regions::nm_program();
+    if files.is_empty() {
+        return print_stdout(&format!("{} -B\n", nm.join(" ")));
+    }
+    let mut text = String::new();
+    for file in files {
+        text.push_str(&init_regions::nm_listing(&nm, file).map_err(Failure::Error)?);
+    }
+    print_stdout(&text)
+}
+
+/// `--region-initialization [-]`: the filter, or inside `` `...` `` the filter's command line.
+fn region_initialization(files: &[PathBuf]) -> Result<(), Failure> {
+    if files.is_empty() && in_command_substitution() {
+        let exe = std::env::current_exe()
+            .map_err(|e| Failure::Error(format!("cannot locate the pomptrace executable: {e}")))?;
+        return print_stdout(&format!(
+            "{} config --region-initialization -\n",
+            exe.display()
+        ));
+    }
+    if let Some(extra) = files.iter().find(|f| f.as_os_str() != "-").or(files.get(1)) {
+        return Err(usage_error(format!(
+            "unexpected argument `{}` after --region-initialization \
+             (nm output is read from standard input)",
+            extra.display()
+        )));
+    }
+    let mut input = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut input)
+        .map_err(|e| Failure::Error(format!("cannot read standard input: {e}")))?;
+    let mut regions = InitRegions::default();
+    regions.add_nm_output(&String::from_utf8_lossy(&input));
+    print_stdout(&regions.to_c())
+}
+
+/// `--cflags --libs [--static] --libdir --includedir --version --interface-version`, in any
+/// combination: the answers on one line, in the order asked.
+fn flags(args: &ConfigArgs, matches: &clap::ArgMatches) -> Result<(), Failure> {
+    let mut asked: Vec<(usize, &str)> = FLAG_OPTIONS
+        .iter()
+        .filter(|id| **id != "static_archive")
+        .filter_map(|id| Some((matches.index_of(id)?, *id)))
+        .filter(|(_, id)| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+        .collect();
+    if asked.is_empty() {
+        return Err(usage_error(
+            "config needs an option (--cflags, --libs, --nm, --region-initialization, ...)",
+        ));
+    }
+    asked.sort_unstable();
+    let found = std::cell::OnceCell::new();
+    // Only looked up when asked for: `--version` works without any installed files.
+    let found_layout = || -> Result<&Layout, Failure> {
+        if let Some(found) = found.get() {
+            return Ok(found);
+        }
+        let fresh = layout().map_err(Failure::Error)?;
+        Ok(found.get_or_init(|| fresh))
+    };
+    let mut words = Vec::new();
+    for (_, id) in asked {
+        words.push(match id {
+            "cflags" => cflags(found_layout()?),
+            "libs" => libs(found_layout()?, args.static_archive),
+            "libdir" => found_layout()?.lib_dir.display().to_string(),
+            "includedir" => found_layout()?.include_dir.display().to_string(),
+            "version" => env!("CARGO_PKG_VERSION").to_string(),
+            "interface_version" => INTERFACE_VERSION.to_string(),
+            other => {
+                return Err(Failure::Error(format!(
+                    "config option {other} has no answer"
+                )))
+            }
+        });
+    }
+    print_stdout(&format!("{}\n", words.join(" ")))
+}
 
 /// The POMP2 interface version instrumented files conform to (as `opari2-config
 /// --interface-version` prints it).

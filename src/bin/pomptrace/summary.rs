@@ -1,254 +1,316 @@
-//! `pomptrace summary`: visits and inclusive time per region and location of an OTF2 trace.
-//!
-//! Inclusive time is the sum over visits of (Leave time − Enter time), matched with a stack of
-//! (region, enter time) per location. Damaged nesting never panics:
-//! * a Leave whose region is not open on its location is ignored and counted in a warning;
-//! * a Leave of a region that is open but not innermost closes the regions above it at that
-//!   time (counted in a warning);
-//! * a region still open at the end of its location is closed at the location's last event
-//!   time (counted in a warning).
+//! `pomptrace summary`: what a trace says, per region aggregated over threads (the default) or
+//! per region and thread (`--by-thread`), as a table, CSV or JSON, with a headline for the time
+//! threads waited in barriers and for locks. One streaming pass over the events.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::PathBuf;
 
-use pomptrace::otf2::{ArchiveReader, Event, GlobalDef};
+use serde_json::json;
 
-#[derive(Default, Clone, Copy)]
-struct Stats {
-    visits: u64,
-    ticks: u128,
+use crate::progress::Progress;
+use crate::region_profile::{profile_trace, Profile, RegionRow};
+use crate::region_visits::plural;
+use crate::trace_definitions::{self, TraceDefinitions};
+use crate::{print_stdout, Failure};
+
+/// Summarise a trace: visits, inclusive and exclusive time per region.
+///
+/// By default one row per region, aggregated over the threads that visited it (visits,
+/// inclusive and exclusive time, inclusive time min/mean/max over threads, imbalance =
+/// (max − mean) / max), sorted by exclusive time.
+#[derive(clap::Args)]
+#[command(
+    override_usage = "pomptrace summary ARCHIVE.otf2 [--top N] [--by-thread] [--csv | --json]"
+)]
+pub struct SummaryArgs {
+    /// The trace's anchor file (traces.otf2).
+    #[arg(value_name = "ARCHIVE.otf2")]
+    archive: PathBuf,
+    /// Only the N regions with the most exclusive time.
+    #[arg(long, value_name = "N")]
+    top: Option<usize>,
+    /// One row per region and thread: visits, inclusive and exclusive time.
+    #[arg(long)]
+    by_thread: bool,
+    /// Comma-separated values, times in milliseconds.
+    #[arg(long, conflicts_with = "json")]
+    csv: bool,
+    /// One JSON document, times in milliseconds.
+    #[arg(long)]
+    json: bool,
 }
 
-struct Location {
-    id: u64,
-    name: String,
-    number_of_events: u64,
+pub fn run(args: &SummaryArgs) -> Result<(), Failure> {
+    let (reader, defs) = trace_definitions::open(&args.archive).map_err(Failure::Error)?;
+    let progress = Progress::new(defs.total_events(), "summary");
+    let profile = profile_trace(&reader, &defs, &progress).map_err(Failure::Error)?;
+    drop(progress);
+    let mut rows = profile.rows(&defs);
+    if let Some(top) = args.top {
+        rows.truncate(top);
+    }
+    let summary = Summary {
+        args,
+        defs: &defs,
+        profile: &profile,
+        rows: &rows,
+    };
+    let text = if args.json {
+        summary.json()
+    } else if args.csv {
+        summary.csv()
+    } else {
+        summary.table()
+    };
+    print_stdout(&text)
 }
 
-#[derive(Default)]
-struct Warnings {
-    unmatched_leaves: u64,
-    misnested: u64,
-    open_at_end: u64,
+struct Summary<'a> {
+    args: &'a SummaryArgs,
+    defs: &'a TraceDefinitions,
+    profile: &'a Profile,
+    rows: &'a [RegionRow],
 }
 
-/// Reads the trace behind `anchor` and renders the summary; Err(message) on a read error.
-pub fn summarize(anchor: &Path) -> Result<String, String> {
-    let reader = ArchiveReader::open(anchor).map_err(|e| e.to_string())?;
-    let defs = reader.global_defs().map_err(|e| e.to_string())?;
-
-    let mut strings: HashMap<u32, String> = HashMap::new();
-    let mut region_names: HashMap<u32, u32> = HashMap::new();
-    let mut location_defs: Vec<(u64, u32, u64)> = Vec::new();
-    let mut resolution: Option<u64> = None;
-    for def in defs {
-        match def {
-            GlobalDef::String { id, string } => {
-                strings.insert(id, string);
-            }
-            GlobalDef::Region { id, name, .. } => {
-                region_names.insert(id, name);
-            }
-            GlobalDef::Location {
-                id,
-                name,
-                number_of_events,
-                ..
-            } => location_defs.push((id, name, number_of_events)),
-            GlobalDef::ClockProperties {
-                timer_resolution, ..
-            } => resolution = Some(timer_resolution),
-            _ => {}
-        }
+impl Summary<'_> {
+    fn ms(&self, ticks: u128) -> f64 {
+        self.defs.duration_seconds(ticks) * 1000.0
     }
-    let string = |id: u32| strings.get(&id).cloned();
-    let locations: Vec<Location> = location_defs
-        .into_iter()
-        .map(|(id, name, number_of_events)| Location {
-            id,
-            name: string(name).unwrap_or_else(|| format!("location {id}")),
-            number_of_events,
-        })
-        .collect();
-    let region_name = |region: u32| {
-        region_names
-            .get(&region)
-            .and_then(|name| string(*name))
-            .unwrap_or_else(|| format!("region {region}"))
-    };
 
-    // (region, location index) → stats
-    let mut stats: HashMap<(u32, usize), Stats> = HashMap::new();
-    let mut warnings = Warnings::default();
-    let mut events = 0u64;
-    let mut first_time: Option<u64> = None;
-    let mut last_time: Option<u64> = None;
-    for (index, location) in locations.iter().enumerate() {
-        let iter = match reader.events(location.id) {
-            Ok(iter) => iter,
-            // A location that never recorded anything may have no event file.
-            Err(_)
-                if location.number_of_events == 0 && !reader.event_path(location.id).exists() =>
-            {
-                continue
-            }
-            Err(e) => return Err(e.to_string()),
-        };
-        let mut stack: Vec<(u32, u64)> = Vec::new();
-        let mut last: Option<u64> = None;
-        let mut add = |region: u32, from: u64, to: u64| {
-            let s = stats.entry((region, index)).or_default();
-            s.visits += 1;
-            s.ticks += u128::from(to.saturating_sub(from));
-        };
-        for record in iter {
-            let record = record.map_err(|e| e.to_string())?;
-            let time = record.time;
-            events += 1;
-            last = Some(time);
-            first_time = Some(first_time.map_or(time, |t| t.min(time)));
-            last_time = Some(last_time.map_or(time, |t| t.max(time)));
-            match record.event {
-                Event::Enter { region } => stack.push((region, time)),
-                Event::Leave { region } => match stack.iter().rposition(|(r, _)| *r == region) {
-                    Some(pos) => {
-                        warnings.misnested += (stack.len() - 1 - pos) as u64;
-                        for (r, enter) in stack.drain(pos..).rev() {
-                            add(r, enter, time);
-                        }
-                    }
-                    None => warnings.unmatched_leaves += 1,
-                },
-                _ => {}
+    fn ms_f(&self, ticks: f64) -> f64 {
+        ticks / self.defs.ticks_per_second * 1000.0
+    }
+
+    /// (region row, location index, stats) for `--by-thread`, regions in the order of the
+    /// rows, threads in lane order.
+    fn thread_rows(&self) -> Vec<(&RegionRow, usize, crate::region_profile::ThreadStats)> {
+        let mut out = Vec::new();
+        for row in self.rows {
+            for index in 0..self.defs.locations.len() {
+                if let Some(stats) = self.profile.per_thread.get(&(row.region, index)) {
+                    out.push((row, index, *stats));
+                }
             }
         }
-        let end = last.unwrap_or(0);
-        warnings.open_at_end += stack.len() as u64;
-        for (r, enter) in stack.drain(..).rev() {
-            add(r, enter, end);
+        out
+    }
+
+    fn warnings(&self) -> Vec<String> {
+        let mut notes = self.defs.notes.clone();
+        notes.extend(self.profile.damage.warnings());
+        notes
+    }
+
+    fn table(&self) -> String {
+        let mut out = String::new();
+        let locations = self.defs.locations.len() as u64;
+        let events = self.profile.events;
+        let _ = writeln!(
+            out,
+            "trace {}: {} location{}, {} event{}, duration {:.3} ms",
+            self.args.archive.display(),
+            locations,
+            plural(locations),
+            events,
+            plural(events),
+            self.ms(u128::from(self.profile.duration()))
+        );
+        if let Some(headline) = self.profile.headline() {
+            let _ = writeln!(out, "{headline}");
         }
-    }
-
-    let (ticks_per_second, clock_note) = match resolution {
-        Some(r) if r > 0 => (r as f64, None),
-        _ => (
-            1e9,
-            Some("no valid clock resolution in the trace; assuming 1 tick = 1 ns"),
-        ),
-    };
-    let ms = |ticks: u128| ticks as f64 * 1000.0 / ticks_per_second;
-
-    // Regions by total inclusive time, descending; ties by name, then id.
-    let mut totals: HashMap<u32, u128> = HashMap::new();
-    for (&(region, _), s) in &stats {
-        *totals.entry(region).or_default() += s.ticks;
-    }
-    let mut regions: Vec<(u32, String, u128)> = totals
-        .into_iter()
-        .map(|(region, total)| (region, region_name(region), total))
-        .collect();
-    regions.sort_by(|a, b| {
-        b.2.cmp(&a.2)
-            .then_with(|| a.1.cmp(&b.1))
-            .then(a.0.cmp(&b.0))
-    });
-
-    let duration = match (first_time, last_time) {
-        (Some(first), Some(last)) => last.saturating_sub(first),
-        _ => 0,
-    };
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "trace {}: {} location{}, {} event{}, duration {:.3} ms",
-        anchor.display(),
-        locations.len(),
-        plural(locations.len() as u64),
-        events,
-        plural(events),
-        ms(u128::from(duration))
-    );
-    out.push('\n');
-
-    let width = |s: &str| s.chars().count();
-    let region_w = regions
-        .iter()
-        .map(|r| width(&r.1))
-        .chain([40])
-        .max()
-        .unwrap_or(40);
-    let thread_w = locations
-        .iter()
-        .map(|l| width(&l.name))
-        .chain([16])
-        .max()
-        .unwrap_or(16);
-    let _ = writeln!(
-        out,
-        "{:<region_w$} {:<thread_w$} {:>10} {:>18}",
-        "region", "thread", "visits", "incl. time [ms]"
-    );
-    if regions.is_empty() {
-        out.push_str("(no region was entered)\n");
-    }
-    for (region, name, _) in &regions {
-        let mut first = true;
-        for (index, location) in locations.iter().enumerate() {
-            let Some(s) = stats.get(&(*region, index)) else {
-                continue;
-            };
-            let label = if first { name.as_str() } else { "" };
-            first = false;
+        out.push('\n');
+        let region_w = self
+            .rows
+            .iter()
+            .map(|r| r.name.chars().count())
+            .chain([40])
+            .max()
+            .unwrap_or(40);
+        if self.args.by_thread {
+            let thread_w = self
+                .defs
+                .locations
+                .iter()
+                .map(|l| l.name.chars().count())
+                .chain([16])
+                .max()
+                .unwrap_or(16);
             let _ = writeln!(
                 out,
-                "{:<region_w$} {:<thread_w$} {:>10} {:>18.3}",
-                label,
-                location.name,
-                s.visits,
-                ms(s.ticks)
+                "{:<region_w$} {:<thread_w$} {:>10} {:>18} {:>18}",
+                "region", "thread", "visits", "incl. time [ms]", "excl. time [ms]"
             );
+            let mut previous = None;
+            for (row, index, stats) in self.thread_rows() {
+                let label = if previous == Some(row.region) {
+                    ""
+                } else {
+                    row.name.as_str()
+                };
+                previous = Some(row.region);
+                let _ = writeln!(
+                    out,
+                    "{:<region_w$} {:<thread_w$} {:>10} {:>18.3} {:>18.3}",
+                    label,
+                    self.defs.locations[index].name,
+                    stats.visits,
+                    self.ms(stats.inclusive),
+                    self.ms(stats.exclusive)
+                );
+            }
+        } else {
+            let _ = writeln!(
+                out,
+                "{:<region_w$} {:>8} {:>10} {:>15} {:>15} {:>30} {:>10}",
+                "region",
+                "threads",
+                "visits",
+                "incl. [ms]",
+                "excl. [ms]",
+                "incl. min / mean / max [ms]",
+                "imbalance"
+            );
+            for row in self.rows {
+                let spread = format!(
+                    "{:.3} / {:.3} / {:.3}",
+                    self.ms(row.inclusive.min),
+                    self.ms_f(row.inclusive.mean),
+                    self.ms(row.inclusive.max)
+                );
+                let _ = writeln!(
+                    out,
+                    "{:<region_w$} {:>8} {:>10} {:>15.3} {:>15.3} {:>30} {:>9.1}%",
+                    row.name,
+                    row.threads,
+                    row.visits,
+                    self.ms(row.inclusive.total),
+                    self.ms(row.exclusive.total),
+                    spread,
+                    row.imbalance_percent
+                );
+            }
         }
+        if self.rows.is_empty() {
+            out.push_str("(no region was entered)\n");
+        }
+        let warnings = self.warnings();
+        if !warnings.is_empty() {
+            out.push('\n');
+            for note in warnings {
+                let _ = writeln!(out, "warning: {note}");
+            }
+        }
+        out
     }
 
-    let mut notes: Vec<String> = Vec::new();
-    if let Some(note) = clock_note {
-        notes.push(note.to_string());
-    }
-    if warnings.unmatched_leaves > 0 {
-        notes.push(format!(
-            "{} Leave event{} without a matching Enter (ignored)",
-            warnings.unmatched_leaves,
-            plural(warnings.unmatched_leaves)
-        ));
-    }
-    if warnings.misnested > 0 {
-        notes.push(format!(
-            "{} region visit{} closed by the Leave of an enclosing region",
-            warnings.misnested,
-            plural(warnings.misnested)
-        ));
-    }
-    if warnings.open_at_end > 0 {
-        notes.push(format!(
-            "{} region visit{} never left (counted up to the last event of the location)",
-            warnings.open_at_end,
-            plural(warnings.open_at_end)
-        ));
-    }
-    if !notes.is_empty() {
-        out.push('\n');
-        for note in notes {
-            let _ = writeln!(out, "warning: {note}");
+    fn csv(&self) -> String {
+        let mut out = String::new();
+        if self.args.by_thread {
+            out.push_str("region,thread,visits,inclusive_ms,exclusive_ms\n");
+            for (row, index, stats) in self.thread_rows() {
+                let _ = writeln!(
+                    out,
+                    "{},{},{},{},{}",
+                    csv_field(&row.name),
+                    csv_field(&self.defs.locations[index].name),
+                    stats.visits,
+                    self.ms(stats.inclusive),
+                    self.ms(stats.exclusive)
+                );
+            }
+        } else {
+            out.push_str(
+                "region,kind,file,line,threads,visits,inclusive_ms,exclusive_ms,\
+                 inclusive_min_ms,inclusive_mean_ms,inclusive_max_ms,\
+                 exclusive_min_ms,exclusive_mean_ms,exclusive_max_ms,imbalance_percent\n",
+            );
+            for row in self.rows {
+                let _ = writeln!(
+                    out,
+                    "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                    csv_field(&row.name),
+                    row.kind.label(),
+                    csv_field(&row.file),
+                    row.line,
+                    row.threads,
+                    row.visits,
+                    self.ms(row.inclusive.total),
+                    self.ms(row.exclusive.total),
+                    self.ms(row.inclusive.min),
+                    self.ms_f(row.inclusive.mean),
+                    self.ms(row.inclusive.max),
+                    self.ms(row.exclusive.min),
+                    self.ms_f(row.exclusive.mean),
+                    self.ms(row.exclusive.max),
+                    row.imbalance_percent
+                );
+            }
         }
+        out
     }
-    Ok(out)
+
+    fn json(&self) -> String {
+        let regions: Vec<serde_json::Value> = self
+            .rows
+            .iter()
+            .map(|row| {
+                json!({
+                    "region": row.name,
+                    "kind": row.kind.label(),
+                    "file": row.file,
+                    "line": row.line,
+                    "threads": row.threads,
+                    "visits": row.visits,
+                    "inclusive_ms": self.ms(row.inclusive.total),
+                    "exclusive_ms": self.ms(row.exclusive.total),
+                    "inclusive_min_ms": self.ms(row.inclusive.min),
+                    "inclusive_mean_ms": self.ms_f(row.inclusive.mean),
+                    "inclusive_max_ms": self.ms(row.inclusive.max),
+                    "exclusive_min_ms": self.ms(row.exclusive.min),
+                    "exclusive_mean_ms": self.ms_f(row.exclusive.mean),
+                    "exclusive_max_ms": self.ms(row.exclusive.max),
+                    "imbalance_percent": row.imbalance_percent,
+                })
+            })
+            .collect();
+        let mut document = json!({
+            "trace": self.args.archive.display().to_string(),
+            "locations": self.defs.locations.iter().map(|l| l.name.clone()).collect::<Vec<_>>(),
+            "events": self.profile.events,
+            "duration_ms": self.ms(u128::from(self.profile.duration())),
+            "parallel_ms": self.ms(self.profile.parallel),
+            "barrier_wait_ms": self.ms(self.profile.barrier_wait),
+            "lock_wait_ms": self.ms(self.profile.lock_wait),
+            "headline": self.profile.headline(),
+            "regions": regions,
+            "warnings": self.warnings(),
+        });
+        if self.args.by_thread {
+            document["by_thread"] = self
+                .thread_rows()
+                .into_iter()
+                .map(|(row, index, stats)| {
+                    json!({
+                        "region": row.name,
+                        "thread": self.defs.locations[index].name,
+                        "visits": stats.visits,
+                        "inclusive_ms": self.ms(stats.inclusive),
+                        "exclusive_ms": self.ms(stats.exclusive),
+                    })
+                })
+                .collect();
+        }
+        let mut text = serde_json::to_string_pretty(&document).unwrap_or_default();
+        text.push('\n');
+        text
+    }
 }
 
-fn plural(n: u64) -> &'static str {
-    if n == 1 {
-        ""
+/// Quotes a CSV field when it needs it (RFC 4180).
+fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
     } else {
-        "s"
+        text.to_string()
     }
 }

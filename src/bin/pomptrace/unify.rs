@@ -3,20 +3,32 @@
 //! does this by itself; the command is for a job that ended before (killed, or a rank failed):
 //! it unifies whatever parts were written and names the ranks that are missing.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use pomptrace::otf2::unify::{unify_directory, PARTS_DIR};
 
-/// Unifies `dir`; returns the lines to print.
-pub fn run(dir: &Path) -> Result<String, String> {
-    let anchor = dir.join("traces.otf2");
+use crate::{print_stdout, Failure};
+
+/// Merge the definitions the ranks of an MPI job wrote into DIR (DIR/ranks/) into
+/// DIR/traces.otf2, for a job that ended before its last rank could do it.
+#[derive(clap::Args)]
+#[command(override_usage = "pomptrace unify DIR")]
+pub struct UnifyArgs {
+    /// The job's experiment directory.
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+}
+
+pub fn run(args: &UnifyArgs) -> Result<(), Failure> {
+    let anchor = args.dir.join("traces.otf2");
     if anchor.exists() {
-        return Err(format!(
+        return Err(Failure::Error(format!(
             "{} exists: the job is already unified",
             anchor.display()
-        ));
+        )));
     }
-    let summary = unify_directory(dir, "traces", &dir.join(PARTS_DIR))?;
+    let summary =
+        unify_directory(&args.dir, "traces", &args.dir.join(PARTS_DIR)).map_err(Failure::Error)?;
     let mut out = format!(
         "trace written to {} ({} ranks, {} locations)\n",
         summary.anchor.display(),
@@ -36,5 +48,5 @@ pub fn run(dir: &Path) -> Result<String, String> {
             summary.skipped_definitions
         ));
     }
-    Ok(out)
+    print_stdout(&out)
 }

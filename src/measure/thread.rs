@@ -1,0 +1,227 @@
+//! Everything the hot path needs to know about the calling thread, behind one thread-local
+//! pointer: whether it is inside a recording call (the busy flag that finalize waits on), the
+//! location it records into, its place in the thread tree, its current task and the position it
+//! resolved at its last team begin.
+//!
+//! The pointer lives in C (`src/openmp_shim.c`) with the initial-exec TLS model, and x86-64
+//! reads it with one `%fs`-relative load: in the shared library a Rust `thread_local!` would cost
+//! a call to `__tls_get_addr` on every event. States are allocated on a thread's first call and
+//! never freed (finalize may look at the busy flag of any thread that ever recorded).
+
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+
+use parking_lot::Mutex;
+
+use super::location::Location;
+use super::locks::{LockCache, CACHE_SLOTS};
+use super::team::{Node, Team};
+
+/// What a thread was before it joined a team, restored when it leaves that team.
+pub(crate) struct Saved {
+    pub location: *mut Location,
+    pub node: *const Node,
+    pub team: *const Team,
+    /// The location the thread recorded into in the team, and the team that location was in
+    /// before (the master's location continues into the team and back).
+    pub team_location: *mut Location,
+    pub team_before: u32,
+}
+
+/// Levels of nesting whose positions a thread remembers between team begins.
+pub(crate) const CACHED_LEVELS: usize = 4;
+
+/// The position a thread resolved at a team begin, valid for as long as the OpenMP runtime
+/// reports the same ancestry (nodes and teams are never removed from the tree).
+#[derive(Clone, Copy)]
+pub(crate) struct CachedPosition {
+    /// (team size, ancestor thread number) per level 1..=level.
+    pub ancestry: [(u32, u32); CACHED_LEVELS],
+    pub level: u32,
+    /// The root the position was resolved from.
+    pub root: *const Node,
+    pub node: *const Node,
+    pub team: *const Team,
+    pub thread: u32,
+}
+
+/// One thread's state. Only its own thread touches it, except `busy` and `location`, which
+/// finalize reads (hence atomics; on x86 their relaxed accesses are plain moves).
+///
+/// Aligned to its own cache lines: the busy flag is written twice per event.
+#[repr(C, align(128))]
+pub struct ThreadState {
+    pub(crate) busy: AtomicBool,
+    location: AtomicPtr<Location>,
+    pub(crate) node: Cell<*const Node>,
+    /// The team the thread works in now (null: its root's own team).
+    pub(crate) team: Cell<*const Team>,
+    pub(crate) task: Cell<i64>,
+    task_counter: Cell<u32>,
+    /// The OS thread id, for the ThreadId attribute (read once).
+    pub(crate) tid: u32,
+    pub(crate) saved: RefCell<Vec<Saved>>,
+    pub(crate) position: Cell<Option<CachedPosition>>,
+    /// Default-device values to restore at the joins of this thread's forks (see `team.rs`).
+    pub(crate) fork_restores: RefCell<Vec<Option<i32>>>,
+    /// The OpenMP locks this thread used last (see `locks.rs`).
+    pub(crate) lock_cache: RefCell<LockCache>,
+}
+
+impl ThreadState {
+    /// The location this thread records into (null: none yet).
+    #[inline(always)]
+    pub(crate) fn location_ptr(&self) -> *mut Location {
+        self.location.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_location(&self, location: *mut Location) {
+        self.location.store(location, Ordering::Relaxed);
+    }
+
+    /// A fresh id for a task created by this thread: `(OpenMP thread number << 32) | counter`
+    /// with a counter starting at 1 and never reset (semantics doc, section 1.7).
+    pub(crate) fn new_task_id(&self) -> i64 {
+        let n = self.task_counter.get();
+        self.task_counter.set(n.wrapping_add(1).max(1));
+        ((crate::openmp::thread_num() as i64) << 32) | n as i64
+    }
+}
+
+/// Every state ever created, for finalize.
+struct StatePtr(&'static ThreadState);
+// SAFETY: other threads only touch the atomic fields of a state (busy, location).
+unsafe impl Send for StatePtr {}
+static STATES: Mutex<Vec<StatePtr>> = Mutex::new(Vec::new());
+
+/// The calling thread's state, created on its first call.
+#[inline(always)]
+pub(crate) fn state() -> &'static ThreadState {
+    // SAFETY: the slot only ever holds null or a leaked state created by this thread.
+    match unsafe { slot::get().as_ref() } {
+        Some(s) => s,
+        None => create(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn create() -> &'static ThreadState {
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() } as u32;
+    let state: &'static ThreadState = Box::leak(Box::new(ThreadState {
+        busy: AtomicBool::new(false),
+        location: AtomicPtr::new(std::ptr::null_mut()),
+        node: Cell::new(std::ptr::null()),
+        team: Cell::new(std::ptr::null()),
+        task: Cell::new(0),
+        task_counter: Cell::new(1),
+        tid,
+        saved: RefCell::new(Vec::new()),
+        position: Cell::new(None),
+        fork_restores: RefCell::new(Vec::new()),
+        lock_cache: RefCell::new([(0, 0, None); CACHE_SLOTS]),
+    }));
+    STATES.lock().push(StatePtr(state));
+    slot::set(state as *const ThreadState as *mut ThreadState);
+    state
+}
+
+/// Calls `f` with every thread's busy flag and current location (finalize).
+pub(crate) fn for_each_state(mut f: impl FnMut(&AtomicBool, *mut Location, bool)) {
+    // SAFETY: as in `state`.
+    let own = unsafe { slot::get() } as *const ThreadState;
+    for s in STATES.lock().iter() {
+        f(&s.0.busy, s.0.location_ptr(), std::ptr::eq(s.0, own));
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod slot {
+    use super::ThreadState;
+
+    extern "C" {
+        /// `__thread void* pomptrace_thread_state`, initial-exec (src/openmp_shim.c).
+        static mut pomptrace_thread_state: *mut std::ffi::c_void;
+    }
+
+    /// # Safety
+    /// Reads this thread's slot; always sound, unsafe only as inline assembly is.
+    #[inline(always)]
+    pub unsafe fn get() -> *mut ThreadState {
+        let p: *mut ThreadState;
+        // SAFETY: the initial-exec sequence for a TLS variable: load its offset from the
+        // thread pointer out of the GOT, then load the value at %fs:offset.
+        unsafe {
+            core::arch::asm!(
+                "mov {p}, qword ptr [rip + {slot}@GOTTPOFF]",
+                "mov {p}, qword ptr fs:[{p}]",
+                slot = sym pomptrace_thread_state,
+                p = out(reg) p,
+                options(nostack, readonly, preserves_flags, pure),
+            );
+        }
+        p
+    }
+
+    pub fn set(state: *mut ThreadState) {
+        // SAFETY: as in `get`, storing instead of loading.
+        unsafe {
+            core::arch::asm!(
+                "mov {p}, qword ptr [rip + {slot}@GOTTPOFF]",
+                "mov qword ptr fs:[{p}], {state}",
+                slot = sym pomptrace_thread_state,
+                p = out(reg) _,
+                state = in(reg) state,
+                options(nostack, preserves_flags),
+            );
+        }
+    }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+mod slot {
+    use super::ThreadState;
+
+    extern "C" {
+        fn pomptrace_thread_state_slot() -> *mut *mut std::ffi::c_void;
+    }
+
+    /// # Safety
+    /// Always sound; unsafe to match the x86-64 version.
+    #[inline(always)]
+    pub unsafe fn get() -> *mut ThreadState {
+        // SAFETY: the shim returns the address of this thread's slot.
+        unsafe { *pomptrace_thread_state_slot() as *mut ThreadState }
+    }
+
+    pub fn set(state: *mut ThreadState) {
+        // SAFETY: as in `get`.
+        unsafe { *pomptrace_thread_state_slot() = state as *mut std::ffi::c_void };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_thread_has_its_own_state() {
+        let here = state() as *const ThreadState as usize;
+        assert_eq!(here, state() as *const ThreadState as usize);
+        let there = std::thread::spawn(|| state() as *const ThreadState as usize)
+            .join()
+            .unwrap();
+        assert_ne!(here, there);
+        assert_eq!(state().tid, unsafe { libc::gettid() } as u32);
+    }
+
+    #[test]
+    fn task_ids_count_up_per_thread() {
+        let s = state();
+        let a = s.new_task_id();
+        let b = s.new_task_id();
+        assert_eq!(b as u32, a as u32 + 1);
+        assert!(a as u32 >= 1);
+    }
+}
