@@ -70,6 +70,19 @@ fn rank_detection_alone_writes_one_archive_with_a_location_group_per_rank() {
         view.regions.values().all(|r| r.paradigm != "MPI"),
         "no MPI regions without the MPI library"
     );
+    // `pomptrace summary` names each thread with its rank.
+    let summary = run(Command::new(pomptrace_command())
+        .args(["summary", "--by-thread"])
+        .arg(experiment.join("traces.otf2")));
+    let summary = String::from_utf8_lossy(&summary.stdout);
+    for r in 0..RANKS {
+        for thread in ["Master thread", "OMP thread 1"] {
+            assert!(
+                summary.contains(&format!("MPI Rank {r}: {thread}")),
+                "{summary}"
+            );
+        }
+    }
     // Every rank's threads ran the same OpenMP regions: 2 loops per iteration plus the
     // final sum, on both threads of every rank.
     for r in 0..u64::from(RANKS) {
