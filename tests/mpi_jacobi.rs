@@ -6,7 +6,7 @@ mod support;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use pomptrace::otf2::{ArchiveReader, LocalDef};
 use support::mpi::{build_instrumented, build_mpi_library, mpirun, mpirun_ok, Job};
@@ -96,24 +96,29 @@ fn rank_detection_alone_writes_one_archive_with_a_location_group_per_rank() {
     }
 }
 
-#[test]
-fn the_mpi_library_traces_calls_messages_collectives_and_clock_offsets() {
-    let scratch = Scratch::new("mpi-jacobi");
+/// The Jacobi with the MPI library preloaded, its trace in `<scratch>/trace`.
+fn run_with_library(label: &str, env: &[(&str, &str)]) -> (Scratch, PathBuf, Output) {
+    let scratch = Scratch::new(label);
     let exe = build_instrumented(&scratch.path, "mpi_jacobi.c", "mpi_jacobi", Link::Shared);
     let library = build_mpi_library(&scratch.path);
     let experiment = scratch.join("trace");
-    let out = mpirun_ok(
-        &scratch.path,
-        &exe,
-        RANKS,
-        THREADS,
-        &[
-            ("LD_PRELOAD", library.to_str().unwrap()),
-            (
-                "POMPTRACE_EXPERIMENT_DIRECTORY",
-                experiment.to_str().unwrap(),
-            ),
-        ],
+    let mut env = env.to_vec();
+    env.push(("LD_PRELOAD", library.to_str().unwrap()));
+    env.push((
+        "POMPTRACE_EXPERIMENT_DIRECTORY",
+        experiment.to_str().unwrap(),
+    ));
+    let out = mpirun(&scratch.path, &exe, RANKS, THREADS, &env);
+    (scratch, experiment, out)
+}
+
+#[test]
+fn the_mpi_library_traces_calls_messages_collectives_and_clock_offsets() {
+    let (_scratch, experiment, out) = run_with_library("mpi-jacobi", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("internal error"), "{stderr}");
@@ -208,24 +213,8 @@ fn the_mpi_library_traces_calls_messages_collectives_and_clock_offsets() {
 
 #[test]
 fn a_job_with_a_killed_rank_is_unified_afterwards_from_what_the_others_wrote() {
-    let scratch = Scratch::new("mpi-killed");
-    let exe = build_instrumented(&scratch.path, "mpi_jacobi.c", "mpi_jacobi", Link::Shared);
-    let library = build_mpi_library(&scratch.path);
-    let experiment = scratch.join("trace");
-    let out = mpirun(
-        &scratch.path,
-        &exe,
-        RANKS,
-        THREADS,
-        &[
-            ("LD_PRELOAD", library.to_str().unwrap()),
-            (
-                "POMPTRACE_EXPERIMENT_DIRECTORY",
-                experiment.to_str().unwrap(),
-            ),
-            ("MPI_JACOBI_KILL_RANK", "2"),
-        ],
-    );
+    let (_scratch, experiment, out) =
+        run_with_library("mpi-killed", &[("MPI_JACOBI_KILL_RANK", "2")]);
     assert!(!out.status.success(), "the job fails");
     let stderr = String::from_utf8_lossy(&out.stderr);
     let anchor = experiment.join("traces.otf2");
