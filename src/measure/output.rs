@@ -68,22 +68,7 @@ pub fn write_trace(
     let ids: Vec<u64> = (0..locations.len() as u32)
         .map(|n| m.location_id(n))
         .collect();
-    let written = match &m.job {
-        Some(job) => super::job::finish_rank(
-            job,
-            &m.experiment_dir,
-            archive,
-            defs,
-            &super::mpi::clock_offsets(),
-        )?,
-        None => {
-            let anchor_path = archive.anchor_path();
-            archive
-                .finish(defs, &ids)
-                .map_err(|e| format!("writing {} failed: {e}", anchor_path.display()))?;
-            format!("trace written to {}", anchor_path.display())
-        }
-    };
+    let written = super::job::finish_archive(m, archive, defs, &ids)?;
     let bytes = directory_size(&m.experiment_dir);
     let total: u64 = events.iter().sum();
     let mut summary = format!(
