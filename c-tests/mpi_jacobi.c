@@ -6,12 +6,15 @@
  * MPI_Barrier close the run.
  *
  * Usage: mpi_jacobi [N [ITERATIONS]]; prints "ranks R threads T residual X checksum Y" on rank 0.
- * With MPI_JACOBI_KILL_RANK=r in the environment, rank r kills itself (SIGKILL) half-way, as a
- * node failure or the batch system would.
+ * With MPI_JACOBI_KILL_RANK=r in the environment, rank r kills itself (SIGKILL) after its last
+ * MPI call, as a node failure would: it never gets to write its trace. It waits (up to a minute)
+ * until every other rank has written its part of the trace (POMPTRACE_EXPERIMENT_DIRECTORY/
+ * ranks/<rank>.otf2), so that the launcher's clean-up cannot interrupt them.
  */
 #include <mpi.h>
 #include <omp.h>
 #include <signal.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,10 +53,8 @@ int main(int argc, char **argv) {
     const int up = rank > 0 ? rank - 1 : MPI_PROC_NULL;
     const int down = rank < size - 1 ? rank + 1 : MPI_PROC_NULL;
 
-    const char *kill_rank = getenv("MPI_JACOBI_KILL_RANK");
     double residual = 0.0;
     for (int it = 0; it < iterations; it++) {
-        if (kill_rank && atoi(kill_rank) == rank && it == iterations / 2) raise(SIGKILL);
         MPI_Request requests[4];
         MPI_Irecv(u, n, MPI_DOUBLE, up, TAG_DOWN, MPI_COMM_WORLD, &requests[0]);
         MPI_Irecv(u + (size_t)(rows + 1) * width, n, MPI_DOUBLE, down, TAG_UP, MPI_COMM_WORLD,
@@ -95,5 +96,20 @@ int main(int argc, char **argv) {
     free(u);
     free(next);
     MPI_Finalize();
+    const char *kill_rank = getenv("MPI_JACOBI_KILL_RANK");
+    const char *trace = getenv("POMPTRACE_EXPERIMENT_DIRECTORY");
+    if (kill_rank && atoi(kill_rank) == rank) {
+        for (int waited = 0; trace && waited < 600; waited++) {
+            int written = 0;
+            for (int r = 0; r < size; r++) {
+                char part[4096];
+                snprintf(part, sizeof part, "%s/ranks/%d.otf2", trace, r);
+                written += r != rank && access(part, F_OK) == 0;
+            }
+            if (written == size - 1) break;
+            usleep(100000);
+        }
+        raise(SIGKILL);
+    }
     return 0;
 }

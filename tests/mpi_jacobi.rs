@@ -58,10 +58,13 @@ fn rank_detection_alone_writes_one_archive_with_a_location_group_per_rank() {
     assert!(stdout.contains("ranks 4 threads 2"), "{stdout}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
-        stderr.matches("trace written to").count(),
+        stderr
+            .matches("pomptrace: trace of 4 ranks written to")
+            .count(),
         1,
         "one rank unifies:\n{stderr}"
     );
+    assert_eq!(stderr.matches("wrote its part of").count(), 3, "{stderr}");
     let experiment = only_experiment(&cwd);
     let view = View::read(&experiment.join("traces.otf2"));
     view.assert_well_formed();
@@ -212,7 +215,7 @@ fn the_mpi_library_traces_calls_messages_collectives_and_clock_offsets() {
 }
 
 #[test]
-fn a_job_with_a_killed_rank_is_unified_afterwards_from_what_the_others_wrote() {
+fn a_job_whose_rank_died_before_writing_is_unified_afterwards_from_what_the_others_wrote() {
     let (_scratch, experiment, out) =
         run_with_library("mpi-killed", &[("MPI_JACOBI_KILL_RANK", "2")]);
     assert!(!out.status.success(), "the job fails");
@@ -253,19 +256,15 @@ fn a_job_with_a_killed_rank_is_unified_afterwards_from_what_the_others_wrote() {
             "process of location 2 (no definitions)"
         ])
     );
-    // Every message a surviving rank received from another was sent (some sent ones were
-    // still in flight when the job was killed; what rank 2 sent is lost with it).
+    // The messages between the ranks that wrote their part all match; what rank 2 sent
+    // and received is lost with it.
     let job = Job { view: &view };
-    let (mut sends, receives) = job.messages();
-    let from_survivors: Vec<_> = receives.iter().filter(|m| m.0 != 2).collect();
-    assert!(from_survivors.len() >= ITERATIONS / 2, "{receives:?}");
-    for r in from_survivors {
-        let i = sends
-            .iter()
-            .position(|s| s == r)
-            .unwrap_or_else(|| panic!("received {r:?} was never sent"));
-        sends.remove(i);
-    }
+    let (sends, receives) = job.messages();
+    let between_survivors = |m: &&(u64, u64, u32, u64, u64)| m.0 != 2 && m.1 != 2;
+    let sends: Vec<_> = sends.iter().filter(between_survivors).collect();
+    let receives: Vec<_> = receives.iter().filter(between_survivors).collect();
+    assert_eq!(sends.len(), 2 * ITERATIONS, "ranks 0 and 1 exchanged halos");
+    assert_eq!(sends, receives);
 
     // A second unify refuses to overwrite the archive.
     let again = Command::new(pomptrace_command())
@@ -275,4 +274,38 @@ fn a_job_with_a_killed_rank_is_unified_afterwards_from_what_the_others_wrote() {
         .unwrap();
     assert_eq!(again.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&again.stderr).contains("already unified"));
+}
+
+#[test]
+fn a_process_using_mpi_without_a_launcher_writes_an_archive_of_its_own() {
+    let scratch = Scratch::new("mpi-singleton");
+    let exe = build_instrumented(&scratch.path, "mpi_jacobi.c", "mpi_jacobi", Link::Shared);
+    let library = build_mpi_library(&scratch.path);
+    let experiment = scratch.join("trace");
+    // Open MPI's singleton start: no mpirun, so no launcher variables.
+    let out = run(Command::new(&exe)
+        .env("OMP_NUM_THREADS", "2")
+        .env("LD_PRELOAD", &library)
+        .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)
+        .env_remove("OMPI_COMM_WORLD_RANK")
+        .env_remove("PMIX_RANK"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("pomptrace: trace written to"), "{stderr}");
+    // Both readers without a complaint (View::read checks that), the MPI Comms numbered
+    // after the OpenMP teams' as otf2-print wants them.
+    let view = View::read(&experiment.join("traces.otf2"));
+    view.assert_well_formed();
+    assert_eq!(
+        view.location_groups.values().collect::<BTreeSet<_>>(),
+        BTreeSet::from([&"Process".to_string()])
+    );
+    let world = view
+        .comms
+        .iter()
+        .find(|(_, c)| c.name == "MPI_COMM_WORLD")
+        .unwrap();
+    assert_eq!(world.1.members, vec![0]);
+    assert!(*world.0 < 10, "dense comm ids: {:?}", view.comms.keys());
+    let job = Job { view: &view };
+    assert_eq!(job.mpi_calls()[&0]["MPI_Allreduce"], ITERATIONS);
 }

@@ -93,10 +93,42 @@ impl Measurement {
     }
 }
 
+/// Writes the definitions and the anchor: directly for a plain process; for a rank of a job,
+/// as its part, unified by the last rank to finish. A process that used MPI without a launcher
+/// we know of (a singleton `./app`, or an unknown launcher) goes through unification too, as a
+/// job of one: the MPI communicators' ids are not dense, and a group may name ranks whose
+/// locations are not in this archive (unification gives those placeholders). Returns the start
+/// of the closing summary line.
+pub fn finish_archive(
+    m: &Measurement,
+    archive: ArchiveWriter,
+    defs: GlobalDefWriter,
+    locations: &[u64],
+) -> Result<String, String> {
+    let offsets = super::mpi::clock_offsets();
+    if let Some(job) = &m.job {
+        return finish_rank(job, &m.experiment_dir, archive, defs, &offsets);
+    }
+    if super::mpi::used() {
+        let alone = JobRank {
+            rank: 0,
+            size: 1,
+            job_id: None,
+            source: "MPI",
+        };
+        return finish_rank(&alone, &m.experiment_dir, archive, defs, &offsets);
+    }
+    let anchor = archive.anchor_path();
+    archive
+        .finish(defs, locations)
+        .map_err(|e| format!("writing {} failed: {e}", anchor.display()))?;
+    Ok(format!("trace written to {}", anchor.display()))
+}
+
 /// Writes this rank's definitions as its part of the job's archive (events are already in
 /// `archive`'s directory) and unifies the job if this is the last rank to finish. Returns the
 /// start of the closing summary line.
-pub fn finish_rank(
+fn finish_rank(
     job: &JobRank,
     experiment_dir: &Path,
     archive: ArchiveWriter,
@@ -106,7 +138,7 @@ pub fn finish_rank(
     let parts_dir = experiment_dir.join(PARTS_DIR);
     let mut config: ArchiveConfig = archive.config().clone();
     // The definitions go to the part; the job's anchor is the unifier's.
-    archive.close_shared();
+    archive.close_unanchored();
     config
         .properties
         .push((PARTS_PROPERTY.into(), job.size.to_string()));
@@ -131,13 +163,16 @@ pub fn finish_rank(
         ));
     }
     let summary = unify::unify_directory(experiment_dir, "traces", &parts_dir)?;
-    Ok(format!(
-        "trace written to {} (the {} ranks' parts unified by rank {}); rank {}",
-        summary.anchor.display(),
-        summary.parts,
-        job.rank,
-        job.rank
-    ))
+    Ok(if job.size == 1 {
+        format!("trace written to {}", summary.anchor.display())
+    } else {
+        format!(
+            "trace of {} ranks written to {}; rank {}",
+            summary.parts,
+            summary.anchor.display(),
+            job.rank
+        )
+    })
 }
 
 /// True for exactly one caller per directory.

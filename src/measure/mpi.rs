@@ -233,6 +233,11 @@ pub fn add_clock_offset(time: u64, offset: i64, standard_deviation: f64) {
     }
 }
 
+/// Whether the MPI wrappers defined anything (MPI_Init ran under them).
+pub fn used() -> bool {
+    !STATE.lock().communicators.is_empty()
+}
+
 /// The clock offsets measured so far (local definitions of every location of this process).
 pub fn clock_offsets() -> Vec<LocalDef> {
     STATE.lock().clock_offsets.clone()

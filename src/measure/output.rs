@@ -120,22 +120,7 @@ pub fn write_trace(
             Err(e) => errors.push(format!("writing the snapshots failed: {e}")),
         }
     }
-    let written = match &m.job {
-        Some(job) => super::job::finish_rank(
-            job,
-            &m.experiment_dir,
-            archive,
-            defs,
-            &super::mpi::clock_offsets(),
-        )?,
-        None => {
-            let anchor_path = archive.anchor_path();
-            archive
-                .finish(defs, &ids)
-                .map_err(|e| format!("writing {} failed: {e}", anchor_path.display()))?;
-            format!("trace written to {}", anchor_path.display())
-        }
-    };
+    let written = super::job::finish_archive(m, archive, defs, &ids)?;
     m.journal.remove();
     let bytes = directory_size(&m.experiment_dir);
     let total: u64 = events.iter().sum::<u64>() + metric_location.map_or(0, |(_, n)| n);

@@ -72,7 +72,7 @@ impl ArchiveWriter {
     /// [`create`](Self::create) for one of several processes that each write their own
     /// locations of the archive, `writer` naming this one: the writers do not lock each other
     /// out (a second process as the same `writer` is), and the anchor and global definitions
-    /// are written by other means (this writer ends with [`close_shared`](Self::close_shared)).
+    /// are written by other means (this writer ends with [`close_unanchored`](Self::close_unanchored)).
     pub fn create_shared(
         dir: &Path,
         name: &str,
@@ -127,9 +127,10 @@ impl ArchiveWriter {
         self.dir.join(format!(".{}.reserve", self.writer_stem))
     }
 
-    /// Ends a shared writer (see [`create_shared`](Self::create_shared)): its location files
+    /// Ends the writer without writing the anchor and the global definitions (something else
+    /// writes them, e.g. after merging several processes' definitions): its location files
     /// stay, its disk reserve is given back and its lock released.
-    pub fn close_shared(self) {
+    pub fn close_unanchored(self) {
         let _ = fs::remove_file(self.reserve_path());
     }
 
