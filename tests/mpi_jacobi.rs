@@ -97,6 +97,58 @@ fn rank_detection_alone_writes_one_archive_with_a_location_group_per_rank() {
             assert_eq!(loops, ITERATIONS + 1, "location {l}");
         }
     }
+
+    // A second job sent to the same directory finds the first job's trace there: every rank
+    // gives way to the one directory named after the new job, and the first trace is untouched.
+    let before = std::fs::read(experiment.join("traces.def")).unwrap();
+    let out = mpirun_ok(
+        &cwd,
+        &exe,
+        RANKS,
+        THREADS,
+        &[(
+            "POMPTRACE_EXPERIMENT_DIRECTORY",
+            experiment.to_str().unwrap(),
+        )],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr
+            .matches("already holds a trace; writing this trace to")
+            .count(),
+        RANKS as usize,
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(experiment.join("traces.def")).unwrap(),
+        before
+    );
+    let second: Vec<PathBuf> = std::fs::read_dir(&cwd)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && p != &experiment)
+        .collect();
+    assert_eq!(second.len(), 1, "{second:?}");
+    let name = second[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let first_name = experiment
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(name.starts_with(&format!("{first_name}-job")), "{name}");
+    let view = View::read(&second[0].join("traces.otf2"));
+    view.assert_well_formed();
+    assert_four_ranks_of_two_threads(&view);
+    // Each rank's lock and journal were its own, and the journals went with the finished run.
+    for r in 0..RANKS {
+        assert!(second[0].join(format!(".traces.rank{r}.lock")).exists());
+        assert!(!second[0].join(format!("traces.rank{r}.journal")).exists());
+    }
 }
 
 /// The Jacobi with the MPI library preloaded, its trace in `<scratch>/trace`.

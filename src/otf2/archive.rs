@@ -271,3 +271,31 @@ fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     f.write_all(bytes)?;
     f.flush()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_writers_lock_out_only_their_own_name_and_leave_no_reserve() {
+        let dir = std::env::temp_dir().join(format!("archive-shared-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let config = ArchiveConfig::default;
+        let rank0 = ArchiveWriter::create_shared(&dir, "traces", config(), "rank0").unwrap();
+        let rank1 = ArchiveWriter::create_shared(&dir, "traces", config(), "rank1").unwrap();
+        let again = ArchiveWriter::create_shared(&dir, "traces", config(), "rank1");
+        assert_eq!(
+            again.err().map(|e| e.kind()),
+            Some(io::ErrorKind::WouldBlock)
+        );
+        // A single writer of the whole archive is not kept out by the shared ones' locks.
+        drop(ArchiveWriter::create(&dir, "traces", config()).unwrap());
+        assert!(dir.join(".traces.rank1.reserve").exists());
+        rank1.close_unanchored();
+        assert!(!dir.join(".traces.rank1.reserve").exists());
+        assert!(dir.join(".traces.rank0.reserve").exists());
+        ArchiveWriter::create_shared(&dir, "traces", config(), "rank1").expect("free again");
+        drop(rank0);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
