@@ -245,12 +245,16 @@ fn the_mpi_library_traces_calls_messages_collectives_and_clock_offsets() {
     // location of a rank; rank 0's are zero.
     let reader = ArchiveReader::open(&anchor).unwrap();
     for location in view.locations.keys() {
-        let offsets: Vec<(u64, i64)> = reader
+        let offsets: Vec<(u64, i64, f64)> = reader
             .local_defs(*location)
             .unwrap()
             .into_iter()
             .filter_map(|d| match d {
-                LocalDef::ClockOffset { time, offset, .. } => Some((time, offset)),
+                LocalDef::ClockOffset {
+                    time,
+                    offset,
+                    standard_deviation,
+                } => Some((time, offset, standard_deviation)),
                 _ => None,
             })
             .collect();
@@ -259,9 +263,15 @@ fn the_mpi_library_traces_calls_messages_collectives_and_clock_offsets() {
         if Job::rank_of(*location) == 0 {
             assert!(offsets.iter().all(|o| o.1 == 0), "{offsets:?}");
         } else {
-            // Ranks on one node share CLOCK_MONOTONIC: the measured offset is within the
-            // round trip of a local message (well below a millisecond).
-            assert!(offsets.iter().all(|o| o.1.abs() < 1_000_000), "{offsets:?}");
+            // Ranks on one node share CLOCK_MONOTONIC, so rank 0's time, read between the
+            // ping's send and the pong's arrival, is within half the round trip (the recorded
+            // deviation) of their midpoint: the measured offset is that close to the true 0.
+            assert!(
+                offsets
+                    .iter()
+                    .all(|o| o.1.unsigned_abs() as f64 <= o.2 + 1.0),
+                "{offsets:?}"
+            );
         }
     }
 }
