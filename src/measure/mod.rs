@@ -513,8 +513,10 @@ fn claim(
     };
     match created {
         Ok(_) if journal::journal_path(dir, rank).exists() => Err(Unusable::Taken(format!(
-            "holds the remains of a run that did not end (`pomptrace recover {}` makes them \
-             a readable trace)",
+            "holds the remains of a run that did not end (`pomptrace {} {}` makes them a \
+             readable trace)",
+            // A job's remains are the parts its ranks wrote; recovery reads one process's.
+            if job.is_some() { "unify" } else { "recover" },
             dir.display()
         ))),
         Ok(_) if job.is_some_and(|job| job::part_written(dir, job)) => Err(Unusable::Taken(
