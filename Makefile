@@ -7,6 +7,8 @@
 #   PREFIX/lib/libpomptrace.so, PREFIX/lib/libpomptrace.a
 #   PREFIX/include/opari2/pomp2_lib.h, PREFIX/include/opari2/pomp2_user_lib.h
 #   PREFIX/lib/pkgconfig/pomptrace.pc   (pkg-config --cflags --libs pomptrace)
+# and, when an MPI compiler wrapper is found ($(MPICC), default mpicc), the MPI wrapper library
+#   PREFIX/lib/libpomptrace_mpi.so      (`make mpi` builds it next to libpomptrace.so)
 #
 # CARGO_PROFILE_DIR=DIR installs the files already built in DIR (e.g. target/debug) without
 # running cargo; the tests use it from inside `cargo test`, where a nested cargo build would wait
@@ -17,6 +19,8 @@ PREFIX ?= /usr/local
 CARGO ?= cargo
 CARGO_PROFILE_DIR ?=
 INSTALL ?= install
+MPICC ?= mpicc
+HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
 
 VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | head -n 1)
 HEADERS := include/opari2/pomp2_lib.h include/opari2/pomp2_user_lib.h
@@ -31,22 +35,29 @@ endif
 
 DEST := $(DESTDIR)$(PREFIX)
 
-.PHONY: all build install uninstall
+.PHONY: all build mpi install uninstall
 
 all: build
 
 build:
 	$(CARGO) build --release
 
-install: $(INSTALL_DEPS)
+# PMPI wrappers, compiled against the MPI in use; libpomptrace itself never links MPI.
+mpi: $(INSTALL_DEPS)
+	$(MPICC) -shared -fPIC -O2 -Wall -Wextra -Iinclude src/mpi/pomptrace_mpi.c \
+	    -L$(BUILT) -lpomptrace -Wl,-rpath,'$$ORIGIN' -o $(BUILT)/libpomptrace_mpi.so
+
+install: $(INSTALL_DEPS) $(if $(HAVE_MPICC),mpi)
 	$(INSTALL) -d $(DEST)/bin $(DEST)/lib/pkgconfig $(DEST)/include/opari2
 	$(INSTALL) -m 755 $(BUILT)/pomptrace $(DEST)/bin/pomptrace
 	$(INSTALL) -m 755 $(BUILT)/libpomptrace.so $(DEST)/lib/libpomptrace.so
 	$(INSTALL) -m 644 $(BUILT)/libpomptrace.a $(DEST)/lib/libpomptrace.a
+	$(if $(HAVE_MPICC),$(INSTALL) -m 755 $(BUILT)/libpomptrace_mpi.so $(DEST)/lib/libpomptrace_mpi.so)
 	$(INSTALL) -m 644 $(HEADERS) $(DEST)/include/opari2/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' pomptrace.pc.in \
 	    > $(DEST)/lib/pkgconfig/pomptrace.pc
 
 uninstall:
 	rm -f $(DEST)/bin/pomptrace $(DEST)/lib/libpomptrace.so $(DEST)/lib/libpomptrace.a \
+	    $(DEST)/lib/libpomptrace_mpi.so \
 	    $(DEST)/lib/pkgconfig/pomptrace.pc $(addprefix $(DEST)/,$(HEADERS))

@@ -3,12 +3,12 @@
 #   - Debian packages: the OPARI2 instrumenter, the OTF2 reference reader (otf2-print, python3-otf2),
 #     the OTF2 C library (speed and byte-identity baseline), compilers with OpenMP, pkg-config,
 #     chromium (headless: the tests render the HTML of `pomptrace view` in it),
-#     cmake (a test builds a CMake project through the compiler wrapper);
+#     cmake (a test builds a CMake project through the compiler wrapper), Open MPI (MPI tests);
 #   - a Rust toolchain (rustup's, or Debian's cargo as a last resort).
 # Safe to run again: it does nothing when everything is there.
 set -euo pipefail
 
-packages=(opari2 otf2-tools python3-otf2 libopen-trace-format2-dev gcc g++ gfortran make pkg-config chromium cmake)
+packages=(opari2 otf2-tools python3-otf2 libopen-trace-format2-dev gcc g++ gfortran make pkg-config chromium cmake openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

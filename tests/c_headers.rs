@@ -261,3 +261,30 @@ fn every_function_opari2s_headers_declare_is_exported() {
         "declared by OPARI2's headers but not exported: {missing:?}"
     );
 }
+
+/// The internal C API of the MPI wrapper library (include/pomptrace/pomptrace_mpi.h).
+fn mpi_header() -> String {
+    generate(
+        &["src/ffi/mpi.rs"],
+        "POMPTRACE_MPI_H",
+        "/* The internal API through which libpomptrace_mpi (src/mpi/pomptrace_mpi.c) records;\n   \
+         not for programs. */"
+            .to_string(),
+    )
+}
+
+#[test]
+fn pomptrace_mpi_h_is_generated_from_the_source() {
+    let header = mpi_header();
+    for f in [
+        "pomptrace_mpi_init(",
+        "pomptrace_mpi_region(",
+        "pomptrace_mpi_leave_isend(",
+        "pomptrace_mpi_leave_collective(",
+        "pomptrace_mpi_clock_offset(",
+        "#define POMPTRACE_MPI_OP_ALLREDUCE 11",
+    ] {
+        assert!(header.contains(f), "pomptrace_mpi.h lacks {f}");
+    }
+    check(&root().join("include/pomptrace/pomptrace_mpi.h"), &header);
+}

@@ -33,6 +33,8 @@ mod region_visits;
 mod summary;
 #[path = "pomptrace/trace_definitions.rs"]
 mod trace_definitions;
+#[path = "pomptrace/unify.rs"]
+mod unify;
 #[path = "pomptrace/view.rs"]
 mod view;
 
@@ -55,6 +57,7 @@ pomptrace init-regions [-o FILE] OBJ_OR_LIB...
        pomptrace view ARCHIVE.otf2 [-o trace.html]
        pomptrace export --chrome ARCHIVE.otf2 [-o trace.json[.gz]]
        pomptrace recover DIR
+       pomptrace unify DIR
        pomptrace --version
        pomptrace --help";
 
@@ -82,6 +85,7 @@ enum Command {
     View(view::ViewArgs),
     Export(export_chrome::ExportArgs),
     Recover(recover::RecoverArgs),
+    Unify(unify::UnifyArgs),
     /// Print the version (as --version does).
     #[command(hide = true)]
     Version,
@@ -109,8 +113,9 @@ fn after_help() -> String {
 }
 
 /// The subcommands' names: any other first word that is not an option names a compiler.
-const SUBCOMMANDS: [&str; 8] = [
+const SUBCOMMANDS: [&str; 9] = [
     "init-regions",
+    "unify",
     "config",
     "summary",
     "view",
@@ -145,6 +150,7 @@ fn main() -> ExitCode {
             config::run(&args, config_matches)
         }
         Command::Summary(args) => summary::run(&args),
+        Command::Unify(args) => unify::run(&args),
         Command::View(args) => view::run(&args),
         Command::Export(args) => export_chrome::run(&args),
         Command::Recover(args) => recover::run(&args),

@@ -8,6 +8,7 @@
 
 pub mod fortran;
 pub mod locks;
+pub mod mpi;
 pub mod pomp2;
 pub mod types;
 pub mod user;

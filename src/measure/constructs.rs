@@ -112,7 +112,7 @@ fn current_team(thread: &ThreadState, m: &'static Measurement) -> &'static team:
 
 /// Runs `f` on the calling thread's location with the current time, if recording.
 #[inline(always)]
-fn record(a: Option<Active>, f: impl FnOnce(&mut Location, u64)) {
+pub(super) fn record(a: Option<Active>, f: impl FnOnce(&mut Location, u64)) {
     if let Some(a) = a {
         if a.recording() {
             f(location(&a), a.now())

@@ -19,6 +19,9 @@ pub struct Start {
     pub memory_chunk_size: u64,
     pub archive: ArchiveConfig,
     pub hostname: String,
+    /// The rank when the process is one of an MPI job: its location ids and location group
+    /// name say so (see `job.rs`).
+    pub rank: Option<u32>,
 }
 
 /// One thread team: a Comm and the COMM_GROUP of its members.
@@ -170,7 +173,7 @@ impl Definitions {
         let s_machine_name = self.string("Linux");
         let s_node = self.string("node");
         let s_host = self.string(&start.hostname);
-        let s_process = self.string("Process");
+        let s_process = self.string(&super::job::location_group_name(start.rank));
         let s_thread_id = self.string("ThreadId");
         let s_thread_id_description = self.string("Thread identifier");
         extra.strings(&mut |text| self.string(text));
@@ -226,9 +229,10 @@ impl Definitions {
             system_tree_parent: 1,
             creating_location_group: UNDEFINED_U32,
         });
+        let location_id = |number: usize| super::job::location_id(start.rank, number as u32);
         for (number, &name) in self.locations.iter().enumerate() {
             defs.write(&GlobalDef::Location {
-                id: number as u64,
+                id: location_id(number),
                 name,
                 location_type: LocationType::CPU_THREAD,
                 number_of_events: events.get(number).copied().unwrap_or(0),
@@ -257,7 +261,7 @@ impl Definitions {
             group_type: GroupType::COMM_LOCATIONS,
             paradigm: Paradigm::OPENMP,
             group_flags: GroupFlag::NONE,
-            members: (0..self.locations.len() as u64).collect(),
+            members: (0..self.locations.len()).map(location_id).collect(),
         });
         for team in &self.teams {
             defs.write(&GlobalDef::Group {
@@ -283,6 +287,7 @@ impl Definitions {
                 flags: CommFlag::NONE,
             });
         }
+        extra.after_comms(defs);
         match defs.oversized() {
             0 => Ok(()),
             n => Err(format!(
@@ -294,11 +299,28 @@ impl Definitions {
 }
 
 /// Definitions that the end of a run adds to the journaled ones (metrics: they follow from the
-/// configuration, not from facts). Strings are interned before the string table is written;
-/// the records come right after the locations.
+/// configuration, not from facts; MPI communicators). Strings are interned before the string
+/// table is written; the records come right after the locations, or after the OpenMP comms.
 pub trait ExtraDefinitions {
     fn strings(&mut self, intern: &mut dyn FnMut(&str) -> u32);
     fn after_locations(&mut self, defs: &mut GlobalDefWriter, intern: &mut dyn FnMut(&str) -> u32);
+    fn after_comms(&mut self, _defs: &mut GlobalDefWriter) {}
+}
+
+/// Both sets, `.0`'s records first at each place.
+impl<A: ExtraDefinitions, B: ExtraDefinitions> ExtraDefinitions for (A, B) {
+    fn strings(&mut self, intern: &mut dyn FnMut(&str) -> u32) {
+        self.0.strings(intern);
+        self.1.strings(intern);
+    }
+    fn after_locations(&mut self, defs: &mut GlobalDefWriter, intern: &mut dyn FnMut(&str) -> u32) {
+        self.0.after_locations(defs, intern);
+        self.1.after_locations(defs, intern);
+    }
+    fn after_comms(&mut self, defs: &mut GlobalDefWriter) {
+        self.0.after_comms(defs);
+        self.1.after_comms(defs);
+    }
 }
 
 /// No extra definitions (recovery, and runs without metrics).

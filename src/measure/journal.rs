@@ -36,9 +36,13 @@ const MEMBER: u8 = 6;
 const CLOCK: u8 = 7;
 const REGIONS_DROPPED: u8 = 8;
 
-/// The journal file name in an experiment directory.
-pub fn journal_path(experiment_dir: &Path) -> PathBuf {
-    experiment_dir.join("traces.journal")
+/// The journal file in an experiment directory: the ranks of an MPI job share the directory,
+/// so each has its own.
+pub fn journal_path(experiment_dir: &Path, rank: Option<u32>) -> PathBuf {
+    match rank {
+        Some(rank) => experiment_dir.join(format!("traces.rank{rank}.journal")),
+        None => experiment_dir.join("traces.journal"),
+    }
 }
 
 pub struct Journal {
@@ -241,6 +245,8 @@ pub fn encode(fact: &Fact, out: &mut Vec<u8>) {
             }
             put_u64(b, s.archive.trace_id);
             put_str(b, &s.hostname);
+            put_u8(b, u8::from(s.rank.is_some()));
+            put_u32(b, s.rank.unwrap_or(0));
         }
         Fact::String { .. } => unreachable!("encoded above"),
         Fact::Region { id, def } => {
@@ -346,6 +352,8 @@ fn decode_body(body: &[u8]) -> DecodeResult<Fact> {
             }
             let trace_id = d.u64()?;
             let hostname = get_str(&mut d)?;
+            let in_job = d.u8()? != 0;
+            let rank = d.u32()?;
             Fact::Start(Start {
                 clock,
                 sample,
@@ -361,6 +369,7 @@ fn decode_body(body: &[u8]) -> DecodeResult<Fact> {
                     trace_id,
                 },
                 hostname,
+                rank: in_job.then_some(rank),
             })
         }
         STRING => Fact::String {
@@ -419,6 +428,7 @@ mod tests {
                     ..ArchiveConfig::default()
                 },
                 hostname: "host".into(),
+                rank: Some(3),
             }),
             Fact::String {
                 id: 0,

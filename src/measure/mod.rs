@@ -9,11 +9,14 @@ pub(crate) mod clock;
 pub mod config;
 pub(crate) mod constructs;
 mod definitions;
+pub mod job;
 mod journal;
+pub mod launcher;
 pub(crate) mod location;
 pub(crate) mod locks;
 /// Public for tests that ask whether this machine can count a hardware event.
 pub mod metrics;
+pub(crate) mod mpi;
 mod output;
 mod process;
 pub mod recover;
@@ -101,6 +104,8 @@ pub struct Measurement {
     pub lock_api_regions: [u32; 10],
     pub program: String,
     pub experiment_dir: PathBuf,
+    /// This process's rank when it runs in an MPI job (found in the launcher's environment).
+    pub job: Option<launcher::JobRank>,
 }
 
 /// Prints one `pomptrace:` line on stderr.
@@ -277,7 +282,8 @@ fn file_chunk_size(memory_chunk: usize) -> usize {
 
 impl Measurement {
     fn new(config: Config) -> Result<Self, String> {
-        let clock_kind = clock::select(config.clock);
+        let job = launcher::detect(|name| std::env::var(name).ok(), |m| warn(&m));
+        let clock_kind = clock::select(job::clock_choice(config.clock, job.as_ref()));
         let start = clock::sample();
         let start_realtime_ns = realtime_ns();
         let args = command_line();
@@ -296,7 +302,8 @@ impl Measurement {
             )],
             trace_id: start.ticks ^ (std::process::id() as u64) << 32,
         };
-        let (experiment_dir, archive) = open_archive(&config, &program, archive_config)?;
+        let (experiment_dir, archive) =
+            open_archive(&config, &program, job.as_ref(), archive_config)?;
         if let Some(interval) = config.sampling_interval {
             start_sampler(&archive, interval);
         }
@@ -311,9 +318,10 @@ impl Measurement {
             memory_chunk_size: config.chunk_size as u64,
             archive: archive.config().clone(),
             hostname: hostname(),
+            rank: job.as_ref().map(|job| job.rank),
         };
         let journal = journal::start(
-            journal::journal_path(&experiment_dir),
+            journal::journal_path(&experiment_dir, job.as_ref().map(|j| j.rank)),
             start_fact,
             &REGISTRY.lock(),
         )
@@ -352,6 +360,7 @@ impl Measurement {
             lock_api_regions,
             program,
             experiment_dir,
+            job,
         };
         let master = m.create_location("Master thread".into(), root_team.comm)?;
         root_team.set_member(0, 0);
@@ -374,7 +383,7 @@ impl Measurement {
         let archive = archive.as_ref().ok_or("the measurement has finished")?;
         let mut writer = archive
             .background_event_writer(
-                number as u64,
+                self.location_id(number),
                 &self.writer,
                 self.memory_chunk_size,
                 self.config.buffers_per_location(),
@@ -382,7 +391,7 @@ impl Measurement {
             .map_err(|e| {
                 format!(
                     "cannot create {}: {e}",
-                    archive.event_path(number as u64).display()
+                    archive.event_path(self.location_id(number)).display()
                 )
             })?;
         // Waits for a free chunk show in the trace as BufferFlush events.
@@ -497,14 +506,32 @@ enum Unusable {
 
 /// The archive in `dir`, if this process may have it: one process owns an experiment directory
 /// (its lock), a finished trace is never overwritten, and the remains of a run that did not
-/// end are kept for `pomptrace recover` rather than mixed with this run's files.
-fn claim(dir: &Path, archive_config: ArchiveConfig) -> Result<ArchiveWriter, Unusable> {
-    match ArchiveWriter::create(dir, "traces", archive_config) {
-        Ok(_) if journal::journal_path(dir).exists() => Err(Unusable::Taken(format!(
-            "holds the remains of a run that did not end (`pomptrace recover {}` makes them \
-             a readable trace)",
+/// end are kept for `pomptrace recover` rather than mixed with this run's files. The ranks of
+/// an MPI job share the directory: each owns its own lock and journal, and only its own
+/// remains (or a trace the job has already written) make the directory another run's.
+fn claim(
+    dir: &Path,
+    job: Option<&launcher::JobRank>,
+    archive_config: ArchiveConfig,
+) -> Result<ArchiveWriter, Unusable> {
+    let rank = job.map(|job| job.rank);
+    let created = match rank {
+        Some(rank) => {
+            ArchiveWriter::create_shared(dir, "traces", archive_config, &format!("rank{rank}"))
+        }
+        None => ArchiveWriter::create(dir, "traces", archive_config),
+    };
+    match created {
+        Ok(_) if journal::journal_path(dir, rank).exists() => Err(Unusable::Taken(format!(
+            "holds the remains of a run that did not end (`pomptrace {} {}` makes them a \
+             readable trace)",
+            // A job's remains are the parts its ranks wrote; recovery reads one process's.
+            if job.is_some() { "unify" } else { "recover" },
             dir.display()
         ))),
+        Ok(_) if job.is_some_and(|job| job::part_written(dir, job)) => Err(Unusable::Taken(
+            "already holds this rank's part of another job's trace".into(),
+        )),
         Ok(archive) => Ok(archive),
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
             Err(Unusable::Taken(format!("is {e}")))
@@ -522,21 +549,27 @@ fn claim(dir: &Path, archive_config: ArchiveConfig) -> Result<ArchiveWriter, Unu
 fn open_archive(
     config: &Config,
     program: &str,
+    job: Option<&launcher::JobRank>,
     archive_config: ArchiveConfig,
 ) -> Result<(PathBuf, ArchiveWriter), String> {
     let pid = std::process::id();
-    let default_name = format!("pomptrace-{program}-{}-{pid}", local_timestamp());
+    let default_name = match job {
+        Some(job) => job::default_directory_name(program, job),
+        None => format!("pomptrace-{program}-{}-{pid}", local_timestamp()),
+    };
     let wanted = absolute(
         config
             .experiment_directory
             .clone()
             .unwrap_or_else(|| PathBuf::from(&default_name)),
     );
-    let first = match claim(&wanted, archive_config.clone()) {
+    let first = match claim(&wanted, job, archive_config.clone()) {
         Ok(a) => return Ok((wanted, a)),
         Err(Unusable::Taken(why)) => {
-            let own = PathBuf::from(format!("{}-{pid}", wanted.display()));
-            match claim(&own, archive_config.clone()) {
+            // The ranks of a job give way together, to a directory they all name alike.
+            let suffix = job.map_or_else(|| pid.to_string(), job::directory_suffix);
+            let own = PathBuf::from(format!("{}-{suffix}", wanted.display()));
+            match claim(&own, job, archive_config.clone()) {
                 Ok(a) => {
                     warn(&format!(
                         "{} {why}; writing this trace to {} instead",
@@ -552,7 +585,7 @@ fn open_archive(
         Err(Unusable::Failed(e)) => e.to_string(),
     };
     let fallback = absolute(std::env::temp_dir().join(&default_name));
-    match claim(&fallback, archive_config) {
+    match claim(&fallback, job, archive_config) {
         Ok(a) => {
             warn(&format!(
                 "cannot write the trace to {} ({first}); writing it to {} instead",

@@ -73,10 +73,12 @@ pub fn write_trace(
         .lock()
         .take()
         .ok_or("the trace was already written")?;
-    let mut ids: Vec<u64> = (0..locations.len() as u64).collect();
+    let mut ids: Vec<u64> = (0..locations.len() as u32)
+        .map(|n| m.location_id(n))
+        .collect();
     // The metric location comes after every thread location.
     let metric_location = sampled.and_then(|recorded| {
-        let id = locations.len() as u64;
+        let id = m.location_id(locations.len() as u32);
         if let Err(e) = recorded.result {
             errors.push(format!("writing the sampled metrics failed: {e}"));
         }
@@ -97,15 +99,12 @@ pub fn write_trace(
         errors.push(format!("the definitions journal is incomplete ({e})"));
     }
     let mut defs = archive.global_def_writer();
-    let mut metric_definitions = MetricDefinitions::new(metric_location);
+    let mut extra = (
+        MetricDefinitions::new(metric_location),
+        super::mpi::Definitions::collect(),
+    );
     if let Err(e) = m.journal.with_definitions(|d| {
-        d.write_global_defs(
-            &mut defs,
-            &events,
-            resolution,
-            end_time,
-            &mut metric_definitions,
-        )
+        d.write_global_defs(&mut defs, &events, resolution, end_time, &mut extra)
     }) {
         errors.push(e);
     }
@@ -121,16 +120,12 @@ pub fn write_trace(
             Err(e) => errors.push(format!("writing the snapshots failed: {e}")),
         }
     }
-    let anchor_path = archive.anchor_path();
-    archive
-        .finish(defs, &ids)
-        .map_err(|e| format!("writing {} failed: {e}", anchor_path.display()))?;
+    let written = super::job::finish_archive(m, archive, defs, &ids)?;
     m.journal.remove();
     let bytes = directory_size(&m.experiment_dir);
     let total: u64 = events.iter().sum::<u64>() + metric_location.map_or(0, |(_, n)| n);
     let mut summary = format!(
-        "trace written to {} ({} locations, {} events, {} bytes)",
-        anchor_path.display(),
+        "{written} ({} locations, {} events, {} bytes)",
         ids.len(),
         total,
         bytes

@@ -63,7 +63,7 @@ impl Recovered {
 }
 
 pub fn recover(dir: &Path) -> Result<Recovered, String> {
-    let journal = journal_path(dir);
+    let journal = journal_path(dir, None);
     let bytes = std::fs::read(&journal).map_err(|e| {
         if dir.join("traces.otf2").exists() {
             format!("{} already holds a complete trace", dir.display())

@@ -1,7 +1,8 @@
 //! Archive layout on disk: `DIR/NAME.otf2` (anchor), `DIR/NAME.def` (global definitions) and
 //! `DIR/NAME/<L>.evt|.def|.snap` per location; while it is written, `DIR/.NAME.lock` (held by
 //! the one process writing it) and `DIR/.NAME.reserve` (room for the definitions and the anchor
-//! on a disk that fills up meanwhile).
+//! on a disk that fills up meanwhile). When several processes write the locations of one
+//! archive, each holds `DIR/.NAME.WRITER.lock` and `DIR/.NAME.WRITER.reserve` of its own.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
@@ -56,6 +57,8 @@ pub struct ArchiveWriter {
     name: String,
     config: ArchiveConfig,
     snapshots: u32,
+    /// `NAME`, or `NAME.WRITER` for one of several writers: names the lock and the reserve.
+    writer_stem: String,
     _lock: ArchiveLock,
 }
 
@@ -65,6 +68,34 @@ impl ArchiveWriter {
     /// overwritten, and with [`io::ErrorKind::WouldBlock`] (naming the process) while another
     /// process writes the same archive.
     pub fn create(dir: &Path, name: &str, config: ArchiveConfig) -> io::Result<Self> {
+        Self::create_for(dir, name, config, name.to_string())
+    }
+
+    /// [`create`](Self::create) for one of several processes that each write their own
+    /// locations of the archive, `writer` naming this one: the writers do not lock each other
+    /// out (a second process as the same `writer` is), and the anchor and global definitions
+    /// are written by other means (this writer ends with [`close_unanchored`](Self::close_unanchored)).
+    pub fn create_shared(
+        dir: &Path,
+        name: &str,
+        config: ArchiveConfig,
+        writer: &str,
+    ) -> io::Result<Self> {
+        if writer.is_empty() || writer.contains('/') {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "bad archive writer name",
+            ));
+        }
+        Self::create_for(dir, name, config, format!("{name}.{writer}"))
+    }
+
+    fn create_for(
+        dir: &Path,
+        name: &str,
+        config: ArchiveConfig,
+        writer_stem: String,
+    ) -> io::Result<Self> {
         validate_chunk_size(config.event_chunk_size)?;
         validate_chunk_size(config.def_chunk_size)?;
         if name.is_empty() || name.contains('/') {
@@ -74,12 +105,13 @@ impl ArchiveWriter {
             ));
         }
         fs::create_dir_all(dir)?;
-        let lock = ArchiveLock::take(&dir.join(format!(".{name}.lock")))?;
+        let lock = ArchiveLock::take(&dir.join(format!(".{writer_stem}.lock")))?;
         let writer = Self {
             dir: dir.to_path_buf(),
             name: name.to_string(),
             config,
             snapshots: 0,
+            writer_stem,
             _lock: lock,
         };
         if writer.anchor_path().exists() {
@@ -94,7 +126,14 @@ impl ArchiveWriter {
     }
 
     fn reserve_path(&self) -> PathBuf {
-        self.dir.join(format!(".{}.reserve", self.name))
+        self.dir.join(format!(".{}.reserve", self.writer_stem))
+    }
+
+    /// Ends the writer without writing the anchor and the global definitions (something else
+    /// writes them, e.g. after merging several processes' definitions): its location files
+    /// stay, its disk reserve is given back and its lock released.
+    pub fn close_unanchored(self) {
+        let _ = fs::remove_file(self.reserve_path());
     }
 
     /// Sets [`RESERVE_BYTES`] aside, unless a reserve is already there (left by a killed run).
@@ -244,4 +283,32 @@ fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut f = ArchiveWriter::create_file(path)?;
     f.write_all(bytes)?;
     f.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shared_writers_lock_out_only_their_own_name_and_leave_no_reserve() {
+        let dir = std::env::temp_dir().join(format!("archive-shared-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let config = ArchiveConfig::default;
+        let rank0 = ArchiveWriter::create_shared(&dir, "traces", config(), "rank0").unwrap();
+        let rank1 = ArchiveWriter::create_shared(&dir, "traces", config(), "rank1").unwrap();
+        let again = ArchiveWriter::create_shared(&dir, "traces", config(), "rank1");
+        assert_eq!(
+            again.err().map(|e| e.kind()),
+            Some(io::ErrorKind::WouldBlock)
+        );
+        // A single writer of the whole archive is not kept out by the shared ones' locks.
+        drop(ArchiveWriter::create(&dir, "traces", config()).unwrap());
+        assert!(dir.join(".traces.rank1.reserve").exists());
+        rank1.close_unanchored();
+        assert!(!dir.join(".traces.rank1.reserve").exists());
+        assert!(dir.join(".traces.rank0.reserve").exists());
+        ArchiveWriter::create_shared(&dir, "traces", config(), "rank1").expect("free again");
+        drop(rank0);
+        fs::remove_dir_all(&dir).unwrap();
+    }
 }

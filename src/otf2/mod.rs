@@ -17,6 +17,7 @@ pub mod reader;
 pub mod records;
 pub mod recovery;
 pub mod types;
+pub mod unify;
 pub mod wire;
 
 pub use anchor::Anchor;

@@ -118,6 +118,7 @@ pub fn python_dump(anchor: &Path) -> String {
     );
     String::from_utf8(out.stdout).expect("dump is UTF-8")
 }
+pub mod mpi;
 pub mod pomp2;
 
 /// The plumbing every test archive needs: a system tree node, one process location group under

@@ -5,7 +5,7 @@ Usage: /usr/bin/python3 tests/support/otf2_view.py ARCHIVE.otf2
 Lines:
   CLOCK  <timer_resolution> <global_offset> <trace_length>
   REGION <id> <name> <role> <paradigm> <source file> <begin line> <end line>
-  LOCATION <id> <name> <number_of_events> <location type>
+  LOCATION <id> <name> <number_of_events> <location type> <location group name>
   METRIC_CLASS <id> <occurrence> <member name:unit:mode, comma-separated>
   COMM <id> <name> <parent id or -> <member location ids, comma-separated>
   EVENT <location id> <time> <kind> <details...>
@@ -13,7 +13,10 @@ where details are, per kind: Enter/Leave <region name>; ThreadFork <threads>;
 ThreadTeamBegin/End <comm id>; ThreadAcquireLock/ReleaseLock <lock id> <order>;
 ThreadTaskCreate/Switch/Complete <comm id> <creating thread> <generation>;
 ProgramBegin <name>; ProgramEnd <status>; BufferFlush <stop time>;
-Metric <metric class or instance id> <value>...; others: nothing.
+Metric <metric class or instance id> <value>...;
+MpiSend/MpiRecv <peer rank> <comm id> <tag> <length>; MpiIsend/MpiIrecv the same and <request>;
+MpiIsendComplete/MpiIrecvRequest <request>; MpiCollectiveEnd <operation> <comm id> <root> <sent>
+<received>; others: nothing.
 Events come per location, in file order. Exit status 1 (message on stderr) if reading fails.
 """
 import sys
@@ -41,8 +44,8 @@ def main(path):
                 r.source_file if r.source_file is not None else "-",
                 r.begin_line_number, r.end_line_number))
         for l in d.locations:
-            out.append("LOCATION\t%d\t%s\t%d\t%s" % (
-                l._ref, l.name, l.number_of_events, name(l.type)))
+            out.append("LOCATION\t%d\t%s\t%d\t%s\t%s" % (
+                l._ref, l.name, l.number_of_events, name(l.type), l.group.name))
         for m in d.metrics:
             if hasattr(m, "members"):
                 out.append("METRIC_CLASS\t%d\t%s\t%s" % (
@@ -72,6 +75,19 @@ def main(path):
                 detail = [ev.stop_time]
             elif kind == "Metric":
                 detail = [ev.metric._ref] + list(ev.values)
+            elif kind in ("MpiSend", "MpiIsend"):
+                detail = [ev.receiver, ev.communicator._ref, ev.msg_tag, ev.msg_length]
+                if kind == "MpiIsend":
+                    detail.append(ev.request_id)
+            elif kind in ("MpiRecv", "MpiIrecv"):
+                detail = [ev.sender, ev.communicator._ref, ev.msg_tag, ev.msg_length]
+                if kind == "MpiIrecv":
+                    detail.append(ev.request_id)
+            elif kind in ("MpiIsendComplete", "MpiIrecvRequest"):
+                detail = [ev.request_id]
+            elif kind == "MpiCollectiveEnd":
+                detail = [name(ev.collective_op), ev.communicator._ref, ev.root,
+                          ev.size_sent, ev.size_received]
             else:
                 detail = []
             per_location.setdefault(location._ref, []).append(

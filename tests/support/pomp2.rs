@@ -88,6 +88,9 @@ pub enum Link {
     Static,
     /// Not linked at all (the library comes in through LD_PRELOAD).
     None,
+    /// `-lpomptrace_mpi -lpomptrace`, the MPI wrapper library taken from the build directory
+    /// (see `support::mpi::build_mpi_library`).
+    SharedWithMpi,
 }
 
 pub struct Build<'a> {
@@ -148,6 +151,16 @@ impl<'a> Build<'a> {
             Link::Static => {
                 cmd.arg(lib.join("libpomptrace.a"))
                     .args(["-lpthread", "-ldl", "-lm"]);
+            }
+            Link::SharedWithMpi => {
+                cmd.arg("-L")
+                    .arg(self.dir)
+                    .arg("-lpomptrace_mpi")
+                    .arg(format!("-Wl,-rpath,{}", self.dir.display()))
+                    .arg("-L")
+                    .arg(&lib)
+                    .arg("-lpomptrace")
+                    .arg(format!("-Wl,-rpath,{}", lib.display()));
             }
             Link::None => {}
         }
@@ -246,6 +259,8 @@ pub struct View {
     pub regions: BTreeMap<u32, Region>,
     /// id → (name, number_of_events)
     pub locations: BTreeMap<u64, (String, u64)>,
+    /// location id → the name of its location group
+    pub location_groups: BTreeMap<u64, String>,
     pub comms: BTreeMap<u32, Comm>,
     pub events: BTreeMap<u64, Vec<Ev>>,
     /// location id → OTF2 location type (`CPU_THREAD`, `METRIC`)
@@ -287,6 +302,7 @@ impl View {
                     let id = f[1].parse().unwrap();
                     v.locations.insert(id, (f[2].into(), f[3].parse().unwrap()));
                     v.location_types.insert(id, f[4].into());
+                    v.location_groups.insert(id, f[5].into());
                 }
                 "METRIC_CLASS" => {
                     v.metric_classes.insert(

@@ -257,6 +257,13 @@ impl TraceDefinitions {
             })
             .collect();
         locations.sort_by(|a, b| (a.0, &a.1, a.2.id).cmp(&(b.0, &b.1, b.2.id)));
+        // Several processes (the ranks of an MPI job) have threads of the same names: a thread
+        // is named with its process then ("MPI Rank 1: Master thread").
+        if locations.iter().any(|l| l.0 != locations[0].0) {
+            for (_, _, location) in &mut locations {
+                location.name = format!("{}: {}", location.group, location.name);
+            }
+        }
         Ok(Self {
             ticks_per_second,
             origin,

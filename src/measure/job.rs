@@ -1,0 +1,243 @@
+//! A measurement that is one rank of a parallel job (see `launcher.rs` for how it is known).
+//!
+//! All ranks write into one experiment directory: their event files under global location ids
+//! that encode the rank (`(thread number << 32) | rank`, as the reference numbers them), and
+//! their definitions, with ids of their own, as a *part* `DIR/ranks/<rank>.otf2` + `.def`.
+//! Whichever rank finds every part written when it finishes unifies them into
+//! `DIR/traces.otf2` (coordinated through the file system only: a part's anchor appears by an
+//! atomic rename, and an exclusively created marker elects one unifier). A job that dies
+//! before that is unified later by `pomptrace unify DIR`, from the parts that were written.
+
+use std::path::Path;
+
+use super::config::ClockChoice;
+use super::launcher::JobRank;
+use super::{warn, Measurement};
+use crate::otf2::unify::{self, PARTS_DIR, PARTS_PROPERTY, PART_PROPERTY};
+use crate::otf2::{ArchiveConfig, ArchiveWriter, GlobalDefWriter, LocalDef};
+
+/// Created (exclusively) by the rank that unifies the job's parts.
+const UNIFIER_MARKER: &str = ".unifying";
+
+/// The OTF2 location id of local location `number`: encodes the rank in a job, so that every
+/// rank can name its files without asking the others.
+pub fn location_id(rank: Option<u32>, number: u32) -> u64 {
+    match rank {
+        Some(rank) => (u64::from(number) << 32) | u64::from(rank),
+        None => u64::from(number),
+    }
+}
+
+/// The name of the location group of a process: its rank in a job.
+pub fn location_group_name(rank: Option<u32>) -> String {
+    match rank {
+        Some(rank) => format!("MPI Rank {rank}"),
+        None => "Process".into(),
+    }
+}
+
+/// The clock of a rank: the ranks' timestamps are merged into one time line, so they must
+/// tick alike; `CLOCK_MONOTONIC` is shared by the ranks of a node (and aligned across nodes
+/// by the MPI library's clock offsets), a TSC's ticks are not comparable between nodes.
+pub fn clock_choice(choice: ClockChoice, job: Option<&JobRank>) -> ClockChoice {
+    match (job, choice) {
+        (None, choice) => choice,
+        (Some(_), ClockChoice::Tsc) => {
+            warn(
+                "POMPTRACE_CLOCK=tsc is not used in an MPI job; the ranks use the monotonic clock",
+            );
+            ClockChoice::Monotonic
+        }
+        (Some(_), _) => ClockChoice::Monotonic,
+    }
+}
+
+/// The default experiment directory of a rank: the same name in every rank of the job.
+pub fn default_directory_name(program: &str, job: &JobRank) -> String {
+    match &job.job_id {
+        Some(id) => format!("pomptrace-{program}-job{id}"),
+        None => {
+            // The launcher's process (the parent) is shared by the ranks of one node.
+            // SAFETY: getppid has no preconditions.
+            let parent = unsafe { libc::getppid() };
+            super::warn_once("job-id", || {
+                format!("{} exports no job id; the ranks of each node name their directory after their parent process (set POMPTRACE_EXPERIMENT_DIRECTORY for a job on several nodes)", job.source)
+            });
+            format!("pomptrace-{program}-ppid{parent}")
+        }
+    }
+}
+
+/// What the ranks of a job append to their experiment directory's name when it is another
+/// run's: the same in every rank of the job.
+pub fn directory_suffix(job: &JobRank) -> String {
+    match &job.job_id {
+        Some(id) => format!("job{id}"),
+        // SAFETY: getppid has no preconditions.
+        None => format!("ppid{}", unsafe { libc::getppid() }),
+    }
+}
+
+/// True if `experiment_dir` holds a part of `job`'s rank written earlier (by another job).
+pub fn part_written(experiment_dir: &Path, job: &JobRank) -> bool {
+    experiment_dir
+        .join(PARTS_DIR)
+        .join(format!("{}.otf2", job.rank))
+        .exists()
+}
+
+impl Measurement {
+    /// The OTF2 location id of this process's location `number`.
+    pub fn location_id(&self, number: u32) -> u64 {
+        location_id(self.job.as_ref().map(|job| job.rank), number)
+    }
+}
+
+/// Writes the definitions and the anchor: directly for a plain process; for a rank of a job,
+/// as its part, unified by the last rank to finish. A process that used MPI without a launcher
+/// we know of (a singleton `./app`, or an unknown launcher) goes through unification too, as a
+/// job of one: the MPI communicators' ids are not dense, and a group may name ranks whose
+/// locations are not in this archive (unification gives those placeholders). Returns the start
+/// of the closing summary line.
+pub fn finish_archive(
+    m: &Measurement,
+    archive: ArchiveWriter,
+    defs: GlobalDefWriter,
+    locations: &[u64],
+) -> Result<String, String> {
+    let offsets = super::mpi::clock_offsets();
+    if let Some(job) = &m.job {
+        return finish_rank(job, &m.experiment_dir, archive, defs, &offsets);
+    }
+    if super::mpi::used() {
+        let alone = JobRank {
+            rank: 0,
+            size: 1,
+            job_id: None,
+            source: "MPI",
+        };
+        return finish_rank(&alone, &m.experiment_dir, archive, defs, &offsets);
+    }
+    let anchor = archive.anchor_path();
+    archive
+        .finish(defs, locations)
+        .map_err(|e| format!("writing {} failed: {e}", anchor.display()))?;
+    Ok(format!("trace written to {}", anchor.display()))
+}
+
+/// Writes this rank's definitions as its part of the job's archive (events are already in
+/// `archive`'s directory) and unifies the job if this is the last rank to finish. Returns the
+/// start of the closing summary line.
+fn finish_rank(
+    job: &JobRank,
+    experiment_dir: &Path,
+    archive: ArchiveWriter,
+    defs: GlobalDefWriter,
+    clock_offsets: &[LocalDef],
+) -> Result<String, String> {
+    let parts_dir = experiment_dir.join(PARTS_DIR);
+    let mut config: ArchiveConfig = archive.config().clone();
+    // The definitions go to the part; the job's anchor is the unifier's.
+    archive.close_unanchored();
+    config
+        .properties
+        .push((PARTS_PROPERTY.into(), job.size.to_string()));
+    config
+        .properties
+        .push((PART_PROPERTY.into(), job.rank.to_string()));
+    let part = ArchiveWriter::create(&parts_dir, &job.rank.to_string(), config)
+        .map_err(|e| format!("cannot write the definitions of rank {}: {e}", job.rank))?;
+    let mut offsets = part.local_def_writer();
+    for offset in clock_offsets {
+        offsets.write(offset);
+    }
+    part.write_local_defs(location_id(Some(job.rank), 0), offsets)
+        .and_then(|()| part.finish(defs, &[]).map(drop))
+        .map_err(|e| format!("writing the definitions of rank {} failed: {e}", job.rank))?;
+    if !unify::all_parts_written(&parts_dir) || !elected(&parts_dir) {
+        return Ok(format!(
+            "rank {} of {} wrote its part of {}",
+            job.rank,
+            job.size,
+            experiment_dir.display()
+        ));
+    }
+    let summary = unify::unify_directory(experiment_dir, "traces", &parts_dir)?;
+    Ok(if job.size == 1 {
+        format!("trace written to {}", summary.anchor.display())
+    } else {
+        format!(
+            "trace of {} ranks written to {}; rank {}",
+            summary.parts,
+            summary.anchor.display(),
+            job.rank
+        )
+    })
+}
+
+/// True for exactly one caller per directory.
+fn elected(parts_dir: &Path) -> bool {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(parts_dir.join(UNIFIER_MARKER))
+        .is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rank(rank: u32, job_id: Option<&str>) -> JobRank {
+        JobRank {
+            rank,
+            size: 4,
+            job_id: job_id.map(String::from),
+            source: "test",
+        }
+    }
+
+    #[test]
+    fn location_ids_encode_the_rank() {
+        assert_eq!(location_id(None, 3), 3);
+        assert_eq!(location_id(Some(0), 0), 0);
+        assert_eq!(location_id(Some(2), 0), 2);
+        assert_eq!(location_id(Some(2), 1), (1 << 32) | 2);
+    }
+
+    #[test]
+    fn ranks_of_one_job_share_their_default_directory() {
+        assert_eq!(
+            default_directory_name("app", &rank(0, Some("77"))),
+            default_directory_name("app", &rank(3, Some("77")))
+        );
+        assert_ne!(
+            default_directory_name("app", &rank(0, Some("77"))),
+            default_directory_name("app", &rank(0, Some("78")))
+        );
+    }
+
+    #[test]
+    fn ranks_use_the_monotonic_clock() {
+        assert_eq!(clock_choice(ClockChoice::Auto, None), ClockChoice::Auto);
+        let job = rank(0, None);
+        assert_eq!(
+            clock_choice(ClockChoice::Auto, Some(&job)),
+            ClockChoice::Monotonic
+        );
+        assert_eq!(
+            clock_choice(ClockChoice::Tsc, Some(&job)),
+            ClockChoice::Monotonic
+        );
+    }
+
+    #[test]
+    fn one_unifier_is_elected() {
+        let dir = std::env::temp_dir().join(format!("pomptrace-elect-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let _ = std::fs::remove_file(dir.join(UNIFIER_MARKER));
+        assert!(elected(&dir));
+        assert!(!elected(&dir));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,373 @@
+//! Acceptance of MPI + OpenMP tracing: the hybrid Jacobi solver of c-tests/mpi_jacobi.c,
+//! instrumented by opari2, run by Open MPI's mpirun as 4 ranks of 2 OpenMP threads, read back
+//! by both reference readers (the python otf2 module and otf2-print).
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use pomptrace::otf2::{ArchiveReader, LocalDef};
+use support::mpi::{build_instrumented, build_mpi_library, mpirun, mpirun_ok, Job};
+use support::pomp2::{pomptrace_command, Link, View};
+use support::{otf2_print, run, Scratch};
+
+const RANKS: u32 = 4;
+const THREADS: u32 = 2;
+const ITERATIONS: usize = 20;
+
+/// The one experiment directory the job wrote in `cwd` (named by default).
+fn only_experiment(cwd: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(cwd)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(dirs.len(), 1, "expected one experiment directory: {dirs:?}");
+    let name = dirs[0].file_name().unwrap().to_string_lossy().into_owned();
+    assert!(name.starts_with("pomptrace-mpi_jacobi-job"), "{name}");
+    dirs[0].clone()
+}
+
+/// 4 location groups "MPI Rank r" of 2 thread locations each, ids `thread << 32 | rank`.
+fn assert_four_ranks_of_two_threads(view: &View) {
+    let groups: BTreeSet<&String> = view.location_groups.values().collect();
+    let expected: BTreeSet<String> = (0..RANKS).map(|r| format!("MPI Rank {r}")).collect();
+    assert_eq!(groups, expected.iter().collect());
+    for r in 0..u64::from(RANKS) {
+        let locations: Vec<u64> = view
+            .location_groups
+            .iter()
+            .filter(|(_, g)| **g == format!("MPI Rank {r}"))
+            .map(|(&l, _)| l)
+            .collect();
+        assert_eq!(locations, vec![r, (1 << 32) | r], "rank {r}");
+    }
+}
+
+#[test]
+fn rank_detection_alone_writes_one_archive_with_a_location_group_per_rank() {
+    let scratch = Scratch::new("mpi-ranks-only");
+    let exe = build_instrumented(&scratch.path, "mpi_jacobi.c", "mpi_jacobi", Link::Shared);
+    let cwd = scratch.join("run");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let out = mpirun_ok(&cwd, &exe, RANKS, THREADS, &[]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("ranks 4 threads 2"), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr
+            .matches("pomptrace: trace of 4 ranks written to")
+            .count(),
+        1,
+        "one rank unifies:\n{stderr}"
+    );
+    assert_eq!(stderr.matches("wrote its part of").count(), 3, "{stderr}");
+    let experiment = only_experiment(&cwd);
+    let view = View::read(&experiment.join("traces.otf2"));
+    view.assert_well_formed();
+    assert_four_ranks_of_two_threads(&view);
+    assert!(
+        view.regions.values().all(|r| r.paradigm != "MPI"),
+        "no MPI regions without the MPI library"
+    );
+    // `pomptrace summary` names each thread with its rank.
+    let summary = run(Command::new(pomptrace_command())
+        .args(["summary", "--by-thread"])
+        .arg(experiment.join("traces.otf2")));
+    let summary = String::from_utf8_lossy(&summary.stdout);
+    for r in 0..RANKS {
+        for thread in ["Master thread", "OMP thread 1"] {
+            assert!(
+                summary.contains(&format!("MPI Rank {r}: {thread}")),
+                "{summary}"
+            );
+        }
+    }
+    // Every rank's threads ran the same OpenMP regions: 2 loops per iteration plus the
+    // final sum, on both threads of every rank.
+    for r in 0..u64::from(RANKS) {
+        for l in [r, (1 << 32) | r] {
+            let loops = view.events[&l]
+                .iter()
+                .filter(|e| e.kind == "Enter" && e.detail[0].starts_with("!$omp for"))
+                .count();
+            assert_eq!(loops, ITERATIONS + 1, "location {l}");
+        }
+    }
+
+    // A second job sent to the same directory finds the first job's trace there: every rank
+    // gives way to the one directory named after the new job, and the first trace is untouched.
+    let before = std::fs::read(experiment.join("traces.def")).unwrap();
+    let out = mpirun_ok(
+        &cwd,
+        &exe,
+        RANKS,
+        THREADS,
+        &[(
+            "POMPTRACE_EXPERIMENT_DIRECTORY",
+            experiment.to_str().unwrap(),
+        )],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr
+            .matches("already holds a trace; writing this trace to")
+            .count(),
+        RANKS as usize,
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(experiment.join("traces.def")).unwrap(),
+        before
+    );
+    let second: Vec<PathBuf> = std::fs::read_dir(&cwd)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && p != &experiment)
+        .collect();
+    assert_eq!(second.len(), 1, "{second:?}");
+    let name = second[0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let first_name = experiment
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(name.starts_with(&format!("{first_name}-job")), "{name}");
+    let view = View::read(&second[0].join("traces.otf2"));
+    view.assert_well_formed();
+    assert_four_ranks_of_two_threads(&view);
+    // Each rank's lock and journal were its own, and the journals went with the finished run.
+    for r in 0..RANKS {
+        assert!(second[0].join(format!(".traces.rank{r}.lock")).exists());
+        assert!(!second[0].join(format!("traces.rank{r}.journal")).exists());
+    }
+}
+
+/// The Jacobi with the MPI library preloaded, its trace in `<scratch>/trace`.
+fn run_with_library(label: &str, env: &[(&str, &str)]) -> (Scratch, PathBuf, Output) {
+    let scratch = Scratch::new(label);
+    let exe = build_instrumented(&scratch.path, "mpi_jacobi.c", "mpi_jacobi", Link::Shared);
+    let library = build_mpi_library(&scratch.path);
+    let experiment = scratch.join("trace");
+    let mut env = env.to_vec();
+    env.push(("LD_PRELOAD", library.to_str().unwrap()));
+    env.push((
+        "POMPTRACE_EXPERIMENT_DIRECTORY",
+        experiment.to_str().unwrap(),
+    ));
+    let out = mpirun(&scratch.path, &exe, RANKS, THREADS, &env);
+    (scratch, experiment, out)
+}
+
+#[test]
+fn the_mpi_library_traces_calls_messages_collectives_and_clock_offsets() {
+    let (_scratch, experiment, out) = run_with_library("mpi-jacobi", &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("internal error"), "{stderr}");
+    let anchor = experiment.join("traces.otf2");
+    let view = View::read(&anchor);
+    view.assert_well_formed();
+    assert_four_ranks_of_two_threads(&view);
+
+    let job = Job { view: &view };
+    // Every MPI call the program makes is a region, entered as often as it is called.
+    let calls = job.mpi_calls();
+    for r in 0..u64::from(RANKS) {
+        let expected: Vec<(&str, usize)> = vec![
+            ("MPI_Allreduce", ITERATIONS),
+            ("MPI_Barrier", 1),
+            ("MPI_Bcast", 1),
+            ("MPI_Finalize", 1),
+            ("MPI_Init_thread", 1),
+            ("MPI_Irecv", 2 * ITERATIONS),
+            ("MPI_Isend", 2 * ITERATIONS),
+            ("MPI_Reduce", 1),
+            ("MPI_Waitall", ITERATIONS),
+        ];
+        let got: Vec<(&str, usize)> = calls[&r].iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(got, expected, "rank {r}");
+    }
+    for name in ["MPI_Isend", "MPI_Irecv", "MPI_Waitall"] {
+        assert_eq!(view.region(name).role, "POINT2POINT");
+    }
+    assert_eq!(view.region("MPI_Allreduce").role, "COLL_ALL2ALL");
+    assert_eq!(view.region("MPI_Bcast").role, "COLL_ONE2ALL");
+    assert_eq!(view.region("MPI_Reduce").role, "COLL_ALL2ONE");
+    assert_eq!(view.region("MPI_Barrier").role, "BARRIER");
+
+    // Every halo message matched (ranks to PROC_NULL send nothing): 2 per inner boundary
+    // and iteration, 512 bytes (64 doubles) each.
+    let messages = job.assert_consistent();
+    assert_eq!(messages, 2 * (RANKS as usize - 1) * ITERATIONS);
+    let (sends, _) = job.messages();
+    assert!(sends.iter().all(|m| m.4 == 64 * 8), "{sends:?}");
+    // Collectives on MPI_COMM_WORLD: Bcast from 0, Allreduce per iteration, Reduce to 0,
+    // Barrier, in that order on every rank.
+    let world = *view
+        .comms
+        .iter()
+        .find(|(_, c)| c.name == "MPI_COMM_WORLD")
+        .unwrap()
+        .0;
+    let collectives = job.collectives();
+    let on_rank_0 = &collectives[&world][&0];
+    let mut expected = vec![("BCAST".to_string(), "0".to_string())];
+    expected.extend((0..ITERATIONS).map(|_| ("ALLREDUCE".into(), u32::MAX.to_string())));
+    expected.push(("REDUCE".into(), "0".into()));
+    expected.push(("BARRIER".into(), u32::MAX.to_string()));
+    assert_eq!(on_rank_0, &expected);
+
+    // The other reference reader counts the same messages.
+    let printed = otf2_print(&[], &anchor, &[]);
+    let lines = |kind: &str| printed.lines().filter(|l| l.starts_with(kind)).count();
+    assert_eq!(lines("MPI_ISEND "), messages);
+    assert_eq!(lines("MPI_IRECV "), messages);
+    assert_eq!(lines("MPI_ISEND_COMPLETE "), messages);
+    assert_eq!(
+        lines("MPI_COLLECTIVE_END "),
+        RANKS as usize * (ITERATIONS + 3)
+    );
+
+    // Clock offsets against rank 0, measured at MPI_Init and MPI_Finalize, hold for every
+    // location of a rank; rank 0's are zero.
+    let reader = ArchiveReader::open(&anchor).unwrap();
+    for location in view.locations.keys() {
+        let offsets: Vec<(u64, i64, f64)> = reader
+            .local_defs(*location)
+            .unwrap()
+            .into_iter()
+            .filter_map(|d| match d {
+                LocalDef::ClockOffset {
+                    time,
+                    offset,
+                    standard_deviation,
+                } => Some((time, offset, standard_deviation)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(offsets.len(), 2, "location {location}: {offsets:?}");
+        assert!(offsets[0].0 < offsets[1].0);
+        if Job::rank_of(*location) == 0 {
+            assert!(offsets.iter().all(|o| o.1 == 0), "{offsets:?}");
+        } else {
+            // Ranks on one node share CLOCK_MONOTONIC, so rank 0's time, read between the
+            // ping's send and the pong's arrival, is within half the round trip (the recorded
+            // deviation) of their midpoint: the measured offset is that close to the true 0.
+            assert!(
+                offsets
+                    .iter()
+                    .all(|o| o.1.unsigned_abs() as f64 <= o.2 + 1.0),
+                "{offsets:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_job_whose_rank_died_before_writing_is_unified_afterwards_from_what_the_others_wrote() {
+    let (_scratch, experiment, out) =
+        run_with_library("mpi-killed", &[("MPI_JACOBI_KILL_RANK", "2")]);
+    assert!(!out.status.success(), "the job fails");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let anchor = experiment.join("traces.otf2");
+    assert!(
+        !anchor.exists(),
+        "no rank could unify a job that lost a rank"
+    );
+    let parts = experiment.join("ranks");
+    for r in [0, 1, 3] {
+        assert!(
+            parts.join(format!("{r}.otf2")).exists(),
+            "rank {r} wrote its part:\n{stderr}"
+        );
+    }
+    assert!(!parts.join("2.otf2").exists());
+
+    let unify = run(Command::new(pomptrace_command())
+        .arg("unify")
+        .arg(&experiment));
+    let stdout = String::from_utf8_lossy(&unify.stdout);
+    assert!(stdout.contains("(3 ranks, 6 locations)"), "{stdout}");
+    assert!(
+        stdout.contains("rank(s) 2 wrote no definitions"),
+        "{stdout}"
+    );
+    let view = View::read(&anchor);
+    view.assert_well_formed();
+    let groups: BTreeSet<&str> = view.location_groups.values().map(String::as_str).collect();
+    assert_eq!(
+        groups,
+        BTreeSet::from([
+            "MPI Rank 0",
+            "MPI Rank 1",
+            "MPI Rank 3",
+            // The lost rank's first location, so that ranks still index MPI_COMM_WORLD.
+            "process of location 2 (no definitions)"
+        ])
+    );
+    // The messages between the ranks that wrote their part all match; what rank 2 sent
+    // and received is lost with it.
+    let job = Job { view: &view };
+    let (sends, receives) = job.messages();
+    let between_survivors = |m: &&(u64, u64, u32, u64, u64)| m.0 != 2 && m.1 != 2;
+    let sends: Vec<_> = sends.iter().filter(between_survivors).collect();
+    let receives: Vec<_> = receives.iter().filter(between_survivors).collect();
+    assert_eq!(sends.len(), 2 * ITERATIONS, "ranks 0 and 1 exchanged halos");
+    assert_eq!(sends, receives);
+
+    // A second unify refuses to overwrite the archive.
+    let again = Command::new(pomptrace_command())
+        .arg("unify")
+        .arg(&experiment)
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already unified"));
+}
+
+#[test]
+fn a_process_using_mpi_without_a_launcher_writes_an_archive_of_its_own() {
+    let scratch = Scratch::new("mpi-singleton");
+    let exe = build_instrumented(&scratch.path, "mpi_jacobi.c", "mpi_jacobi", Link::Shared);
+    let library = build_mpi_library(&scratch.path);
+    let experiment = scratch.join("trace");
+    // Open MPI's singleton start: no mpirun, so no launcher variables.
+    let out = run(Command::new(&exe)
+        .env("OMP_NUM_THREADS", "2")
+        .env("LD_PRELOAD", &library)
+        .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)
+        .env_remove("OMPI_COMM_WORLD_RANK")
+        .env_remove("PMIX_RANK"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("pomptrace: trace written to"), "{stderr}");
+    // Both readers without a complaint (View::read checks that), the MPI Comms numbered
+    // after the OpenMP teams' as otf2-print wants them.
+    let view = View::read(&experiment.join("traces.otf2"));
+    view.assert_well_formed();
+    assert_eq!(
+        view.location_groups.values().collect::<BTreeSet<_>>(),
+        BTreeSet::from([&"Process".to_string()])
+    );
+    let world = view
+        .comms
+        .iter()
+        .find(|(_, c)| c.name == "MPI_COMM_WORLD")
+        .unwrap();
+    assert_eq!(world.1.members, vec![0]);
+    assert!(*world.0 < 10, "dense comm ids: {:?}", view.comms.keys());
+    let job = Job { view: &view };
+    assert_eq!(job.mpi_calls()[&0]["MPI_Allreduce"], ITERATIONS);
+}

@@ -1,0 +1,220 @@
+//! MPI jobs in the tests: building `libpomptrace_mpi.so` and OPARI2-instrumented MPI programs
+//! with `mpicc`, running them with Open MPI's `mpirun`, and checking what the reference reader
+//! says about their messages and collectives.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use super::pomp2::{include_dir, instrument, library_dir, Build, Link, View};
+use super::{repo_root, run};
+
+/// Builds the MPI wrapper library into `dir` with the link line the README documents.
+pub fn build_mpi_library(dir: &Path) -> PathBuf {
+    let lib = library_dir();
+    let out = dir.join("libpomptrace_mpi.so");
+    run(Command::new("mpicc")
+        .args([
+            "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-I",
+        ])
+        .arg(include_dir())
+        .arg(repo_root().join("src/mpi/pomptrace_mpi.c"))
+        .arg("-L")
+        .arg(&lib)
+        .arg("-lpomptrace")
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-o")
+        .arg(&out));
+    out
+}
+
+/// `c-tests/<name>` instrumented by opari2 and built by mpicc against the shared library
+/// (with an init file); `link` says whether the MPI wrapper library is linked too.
+pub fn build_instrumented(dir: &Path, name: &str, exe: &str, link: Link) -> PathBuf {
+    let source = instrument(name, dir, &[]);
+    Build {
+        dir,
+        compiler: "mpicc",
+        init_file: true,
+        link,
+    }
+    .executable(&[source], exe)
+}
+
+/// Runs `exe` as `ranks` ranks of `threads` OpenMP threads each, in `cwd`; `env` is exported
+/// to every rank. Returns the output whatever the exit status.
+pub fn mpirun(cwd: &Path, exe: &Path, ranks: u32, threads: u32, env: &[(&str, &str)]) -> Output {
+    let mut cmd = Command::new("mpirun");
+    cmd.args([
+        "-np",
+        &ranks.to_string(),
+        "--oversubscribe",
+        "--allow-run-as-root",
+    ])
+    .args(["-x", &format!("OMP_NUM_THREADS={threads}")])
+    .current_dir(cwd)
+    .env_remove("POMPTRACE_EXPERIMENT_DIRECTORY")
+    .env_remove("LD_PRELOAD")
+    .env_remove("POMPTRACE_ENABLE");
+    for (k, v) in env {
+        cmd.args(["-x", &format!("{k}={v}")]);
+    }
+    cmd.arg(exe);
+    // Into files, not pipes: when a rank dies, Open MPI 4.1's mpirun may crash while tearing
+    // the job down, and the other ranks, still writing their traces, would then die of SIGPIPE
+    // on their next message.
+    let (out_path, err_path) = (cwd.join("mpirun.stdout"), cwd.join("mpirun.stderr"));
+    let file =
+        |p: &Path| std::fs::File::create(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let status = cmd
+        .stdin(Stdio::null())
+        .stdout(file(&out_path))
+        .stderr(file(&err_path))
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run mpirun: {e}"));
+    Output {
+        status,
+        stdout: std::fs::read(&out_path).unwrap_or_default(),
+        stderr: std::fs::read(&err_path).unwrap_or_default(),
+    }
+}
+
+/// `mpirun` that must succeed.
+pub fn mpirun_ok(cwd: &Path, exe: &Path, ranks: u32, threads: u32, env: &[(&str, &str)]) -> Output {
+    let out = mpirun(cwd, exe, ranks, threads, env);
+    assert!(
+        out.status.success(),
+        "mpirun failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// A message as one side saw it: (sending rank, receiving rank, comm, tag, length), ranks in
+/// MPI_COMM_WORLD.
+pub type MessageKey = (u64, u64, u32, u64, u64);
+
+/// The MPI view of a trace: per location, its rank; per comm, its members' ranks.
+pub struct Job<'a> {
+    pub view: &'a View,
+}
+
+impl<'a> Job<'a> {
+    /// The world rank of a location: the low 32 bits of its id.
+    pub fn rank_of(location: u64) -> u64 {
+        location & 0xffff_ffff
+    }
+
+    /// The world rank of rank `rank` of `comm`.
+    pub fn world_rank(&self, comm: u32, rank: u64) -> u64 {
+        let members = &self.view.comms[&comm].members;
+        Self::rank_of(members[rank as usize])
+    }
+
+    /// Every message, as its sends and as its receives saw it (sorted).
+    pub fn messages(&self) -> (Vec<MessageKey>, Vec<MessageKey>) {
+        let mut sends = Vec::new();
+        let mut receives = Vec::new();
+        for (&location, events) in &self.view.events {
+            let me = Self::rank_of(location);
+            for e in events {
+                let field = |i: usize| -> u64 { e.detail[i].parse().unwrap() };
+                match e.kind.as_str() {
+                    "MpiSend" | "MpiIsend" => {
+                        let comm = field(1) as u32;
+                        sends.push((
+                            me,
+                            self.world_rank(comm, field(0)),
+                            comm,
+                            field(2),
+                            field(3),
+                        ));
+                    }
+                    "MpiRecv" | "MpiIrecv" => {
+                        let comm = field(1) as u32;
+                        receives.push((
+                            self.world_rank(comm, field(0)),
+                            me,
+                            comm,
+                            field(2),
+                            field(3),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        sends.sort();
+        receives.sort();
+        (sends, receives)
+    }
+
+    /// Per comm, per rank: the (operation, root) of every collective it completed, in order.
+    pub fn collectives(&self) -> BTreeMap<u32, BTreeMap<u64, Vec<(String, String)>>> {
+        let mut out: BTreeMap<u32, BTreeMap<u64, Vec<(String, String)>>> = BTreeMap::new();
+        for (&location, events) in &self.view.events {
+            for e in events.iter().filter(|e| e.kind == "MpiCollectiveEnd") {
+                out.entry(e.detail[1].parse().unwrap())
+                    .or_default()
+                    .entry(Self::rank_of(location))
+                    .or_default()
+                    .push((e.detail[0].clone(), e.detail[2].clone()));
+            }
+        }
+        out
+    }
+
+    /// Asserts that every send has its receive (same comm, tag and length, between the same
+    /// ranks), that every collective was completed by every member of its comm in the same
+    /// order, and that every MpiCollectiveBegin has its End. Returns the number of messages.
+    pub fn assert_consistent(&self) -> usize {
+        let (sends, receives) = self.messages();
+        assert_eq!(sends, receives, "sends and receives do not match");
+        for (comm, per_rank) in self.collectives() {
+            let members: Vec<u64> = self.view.comms[&comm]
+                .members
+                .iter()
+                .map(|&l| Self::rank_of(l))
+                .collect();
+            let ranks: Vec<u64> = per_rank.keys().copied().collect();
+            let mut sorted_members = members.clone();
+            sorted_members.sort();
+            assert_eq!(
+                ranks, sorted_members,
+                "comm {comm}: not every member took part"
+            );
+            let first = per_rank.values().next().unwrap();
+            for (rank, ops) in &per_rank {
+                assert_eq!(ops, first, "comm {comm}: rank {rank} saw other collectives");
+            }
+        }
+        for (location, events) in &self.view.events {
+            let count = |k: &str| events.iter().filter(|e| e.kind == k).count();
+            assert_eq!(
+                count("MpiCollectiveBegin"),
+                count("MpiCollectiveEnd"),
+                "location {location}"
+            );
+        }
+        sends.len()
+    }
+
+    /// How often each MPI region was entered on each rank (all its locations).
+    pub fn mpi_calls(&self) -> BTreeMap<u64, BTreeMap<String, usize>> {
+        let mut out: BTreeMap<u64, BTreeMap<String, usize>> = BTreeMap::new();
+        for (&location, events) in &self.view.events {
+            for e in events.iter().filter(|e| e.kind == "Enter") {
+                if self.view.region(&e.detail[0]).paradigm == "MPI" {
+                    *out.entry(Self::rank_of(location))
+                        .or_default()
+                        .entry(e.detail[0].clone())
+                        .or_default() += 1;
+                }
+            }
+        }
+        out
+    }
+}
