@@ -12,7 +12,7 @@
 
 #[path = "common/library_dir.rs"]
 mod library_dir;
-use library_dir::library_dir;
+use library_dir::fresh_library_dir;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -64,7 +64,7 @@ fn main() {
     let calls = std::env::args().nth(1).unwrap_or_else(|| "200000".into());
     let rounds = std::env::args().nth(2).unwrap_or_else(|| "5".into());
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let lib = library_dir();
+    let lib = fresh_library_dir();
     let work = std::env::temp_dir().join(format!("pomptrace-mpibench-{}", std::process::id()));
     std::fs::create_dir_all(&work).expect("work dir");
     let exe = work.join("mpi_call_bench");
