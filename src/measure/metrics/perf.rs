@@ -36,7 +36,6 @@ struct PerfEventAttr {
 
 pub const TYPE_HARDWARE: u32 = 0;
 pub const TYPE_SOFTWARE: u32 = 1;
-const FORMAT_GROUP: u64 = 1 << 3;
 const FLAG_FD_CLOEXEC: libc::c_ulong = 1 << 3;
 const FLAG_EXCLUDE_KERNEL: u64 = 1 << 5;
 const FLAG_EXCLUDE_HV: u64 = 1 << 6;
@@ -264,16 +263,17 @@ impl ThreadPerf {
             software: Vec::new(),
             buffer: Vec::new(),
         };
+        // Software events are opened one by one, not as a group: in a group, only the events
+        // of the leader's PMU counted here (the clocks have a PMU of their own; with task-clock
+        // leading, page faults stayed 0, and the other way round task-clock did).
         for &(event, slot) in events {
             if event.kind == TYPE_HARDWARE {
                 me.hardware.push((MappedCounter::open(event)?, slot));
             } else {
-                let leader = me.software.first().map_or(-1, |&(fd, _)| fd);
-                let fd = open(event, leader, FORMAT_GROUP)?;
-                me.software.push((fd, slot));
+                me.software.push((open(event, -1, 0)?, slot));
             }
         }
-        me.buffer = vec![0; 1 + me.software.len()];
+        me.buffer = vec![0; 1];
         Ok(me)
     }
 
@@ -283,12 +283,9 @@ impl ThreadPerf {
         for (counter, slot) in &self.hardware {
             out[*slot] = counter.read();
         }
-        if let Some(&(leader, _)) = self.software.first() {
-            // PERF_FORMAT_GROUP: the number of events, then their values in opening order.
-            if read_u64s(leader, &mut self.buffer) {
-                for (i, &(_, slot)) in self.software.iter().enumerate() {
-                    out[slot] = self.buffer[1 + i];
-                }
+        for &(fd, slot) in &self.software {
+            if read_u64s(fd, &mut self.buffer[..1]) {
+                out[slot] = self.buffer[0];
             }
         }
     }
@@ -297,7 +294,7 @@ impl ThreadPerf {
 impl Drop for ThreadPerf {
     fn drop(&mut self) {
         for &(fd, _) in self.software.iter().rev() {
-            // SAFETY: our descriptors, closed once (members before their leader).
+            // SAFETY: our descriptors, closed once.
             unsafe { libc::close(fd) };
         }
     }
@@ -327,11 +324,27 @@ mod tests {
             .expect("software perf events work on Linux with perf_event_paranoid <= 2");
         let mut before = [0u64; 2];
         perf.read(&mut before);
-        let mut block = vec![0u8; 16 << 20];
-        for i in (0..block.len()).step_by(4096) {
-            block[i] = 1;
+        // Fresh pages from the kernel: a Vec may reuse heap memory an earlier test touched
+        // (glibc raises its mmap threshold after a large free).
+        let len = 16 << 20;
+        // SAFETY: an anonymous private mapping of `len` bytes, unmapped below.
+        let block = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        assert_ne!(block, libc::MAP_FAILED);
+        for i in (0..len).step_by(4096) {
+            // SAFETY: inside the mapping.
+            unsafe { (block as *mut u8).add(i).write_volatile(1) };
         }
-        std::hint::black_box(&block);
+        // SAFETY: the mapping made above, no longer used.
+        unsafe { libc::munmap(block, len) };
         let mut after = [0u64; 2];
         perf.read(&mut after);
         assert!(
