@@ -21,8 +21,6 @@ pub struct Location {
     open: Vec<u32>,
     /// The thread team this location currently works in (its Comm id).
     pub team: u32,
-    /// Reused for the ThreadId attribute, so that writing it allocates nothing.
-    thread_id_attribute: AttributeList,
     /// The OS thread recording into this location now (debug builds check that no two do).
     #[cfg(debug_assertions)]
     writer_thread: std::sync::atomic::AtomicU32,
@@ -48,7 +46,6 @@ impl LocationCell {
             writer: Some(writer),
             open: Vec::with_capacity(64),
             team,
-            thread_id_attribute: AttributeList::new(),
             #[cfg(debug_assertions)]
             writer_thread: std::sync::atomic::AtomicU32::new(0),
         }))
@@ -62,7 +59,6 @@ impl LocationCell {
             writer: None,
             open: Vec::new(),
             team: u32::MAX,
-            thread_id_attribute: AttributeList::new(),
             #[cfg(debug_assertions)]
             writer_thread: std::sync::atomic::AtomicU32::new(0),
         }))
@@ -169,13 +165,12 @@ impl Location {
     }
 
     /// Writes `event` with the OS thread id `tid` as the `ThreadId` attribute (as the
-    /// reference does for ProgramBegin and ThreadTeamBegin).
+    /// reference does for ProgramBegin; team begins have their own allocation-free encoder).
     pub fn write_with_thread_id(&mut self, time: u64, tid: u32, event: &Event) {
         if let Some(w) = self.writer.as_mut() {
-            self.thread_id_attribute.clear();
-            self.thread_id_attribute
-                .add(THREAD_ID_ATTRIBUTE, TypedValue::u64(tid as u64));
-            w.write(time, Some(&self.thread_id_attribute), event);
+            let mut attributes = AttributeList::new();
+            attributes.add(THREAD_ID_ATTRIBUTE, TypedValue::u64(tid as u64));
+            w.write(time, Some(&attributes), event);
         }
     }
 

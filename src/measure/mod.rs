@@ -137,22 +137,6 @@ pub fn started() -> Option<&'static Measurement> {
     start_slow()
 }
 
-/// The running measurement, without starting it (for calls that must not start it).
-#[inline(always)]
-pub fn running() -> Option<&'static Measurement> {
-    if STATE.load(Ordering::Acquire) == RUNNING {
-        MEASUREMENT.get()
-    } else {
-        None
-    }
-}
-
-/// Whether events other than fork/join/team records are recorded (POMP2_On/Off).
-#[inline(always)]
-pub fn recording() -> bool {
-    RECORDING.load(Ordering::Relaxed)
-}
-
 pub fn set_recording(on: bool) {
     RECORDING.store(on, Ordering::Relaxed);
     update_hot();

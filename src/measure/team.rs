@@ -189,6 +189,16 @@ pub fn adopt(thread: &ThreadState, node: &'static Node) {
     unsafe { &*node.location.as_ptr() }.claim(thread.tid);
 }
 
+/// (team size, this thread's ancestor's thread number) at nesting level `level`, as the OpenMP
+/// runtime reports them.
+fn team_shape_at(level: u32) -> (u32, u32) {
+    let size = openmp::team_size(level).unwrap_or(1);
+    let k = openmp::ancestor_thread_num(level)
+        .unwrap_or(0)
+        .min(size - 1);
+    (size, k)
+}
+
 /// The calling thread's position for the team it is in now, from its cached position when
 /// the OpenMP runtime reports the same ancestry, else by walking from `root`.
 /// Returns (node, team, thread number).
@@ -203,9 +213,7 @@ pub fn resolve(
     let cacheable = level as usize <= CACHED_LEVELS;
     if cacheable {
         for l in 1..=level {
-            let size = openmp::team_size(l).unwrap_or(1);
-            let k = openmp::ancestor_thread_num(l).unwrap_or(0).min(size - 1);
-            ancestry[l as usize - 1] = (size, k);
+            ancestry[l as usize - 1] = team_shape_at(l);
         }
         if let Some(p) = thread.position.get() {
             if p.level == level && p.ancestry == ancestry && std::ptr::eq(p.root, root) {
@@ -220,11 +228,7 @@ pub fn resolve(
         let (size, k) = if cacheable {
             ancestry[l as usize - 1]
         } else {
-            let size = openmp::team_size(l).unwrap_or(1);
-            (
-                size,
-                openmp::ancestor_thread_num(l).unwrap_or(0).min(size - 1),
-            )
+            team_shape_at(l)
         };
         // Top-level teams have no parent team (the initial thread's own team is ours, not
         // OpenMP's).
