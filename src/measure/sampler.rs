@@ -126,14 +126,19 @@ impl Sampler {
             wake: Condvar::new(),
         });
         let stop_seen = Arc::clone(&stop);
+        // The first sample is taken here, before the program goes on: the sampler thread may
+        // be scheduled late on a busy machine, and the start is a value worth having.
+        let mut next = Instant::now();
+        let sample = move |writer: &mut EventWriter<FileSink>| {
+            let values = sample_process().map(TypedValue::u64);
+            writer.metric(clock::now(), class, &values);
+        };
+        sample(&mut writer);
         let thread = std::thread::Builder::new()
             .name("pomptrace-sampler".into())
             .spawn(move || {
-                let mut next = Instant::now();
                 let mut stopped = stop_seen.requested.lock();
-                while !*stopped {
-                    let values = sample_process().map(TypedValue::u64);
-                    writer.metric(clock::now(), class, &values);
+                loop {
                     // A fixed schedule: a slow sample does not shift the ones after it, and
                     // intervals missed while the machine was busy are skipped, not caught up.
                     next += interval;
@@ -142,6 +147,10 @@ impl Sampler {
                         next = now + interval;
                     }
                     stop_seen.wake.wait_until(&mut stopped, next);
+                    if *stopped {
+                        break;
+                    }
+                    sample(&mut writer);
                 }
                 writer
             })?;
