@@ -425,20 +425,24 @@ fn wait_region(c: Option<&Construct>, pick: impl Fn(&Construct) -> u32) -> u32 {
 }
 
 /// Barrier and taskwait entry: returns the encountering task for `pomp2_old_task`.
+#[inline(always)]
 pub(crate) fn barrier_enter(c: Option<&Construct>) -> POMP2_Task_handle {
     m::wait_enter(wait_region(c, |c| c.outer))
 }
 
 /// Barrier and taskwait exit.
+#[inline(always)]
 pub(crate) fn barrier_exit(c: Option<&Construct>, old: POMP2_Task_handle) {
     m::wait_exit(wait_region(c, |c| c.outer), old)
 }
 
 /// Implicit barrier entry: returns the encountering task for `pomp2_old_task`.
+#[inline(always)]
 pub(crate) fn implicit_barrier_enter(c: Option<&Construct>) -> POMP2_Task_handle {
     m::wait_enter(wait_region(c, |c| c.implicit_barrier))
 }
 
+#[inline(always)]
 pub(crate) fn implicit_barrier_exit(c: Option<&Construct>, old: POMP2_Task_handle) {
     m::wait_exit(wait_region(c, |c| c.implicit_barrier), old)
 }

@@ -149,6 +149,7 @@ fn switch_back(loc: &mut Location, time: u64, old: i64) {
 // ---- parallel regions -------------------------------------------------------------------
 
 /// Returns the encountering task (the caller stores it in `pomp2_old_task`).
+#[inline(always)]
 pub fn parallel_fork(requested_threads: i32) -> i64 {
     let thread = thread::state();
     let old = thread.task.get();
@@ -160,13 +161,14 @@ pub fn parallel_fork(requested_threads: i32) -> i64 {
         } else {
             crate::openmp::max_threads().max(1) as u32
         };
-        location(&a).thread_fork(clock::now(), requested);
+        location(&a).thread_fork(a.now(), requested);
         forking_team = Some(current_team(thread, m));
     }
     team::fork(thread, forking_team);
     old
 }
 
+#[inline(always)]
 pub fn parallel_begin(c: Option<&Construct>) {
     let Some(a) = active(true) else {
         return;
@@ -182,18 +184,19 @@ pub fn parallel_begin(c: Option<&Construct>) {
         // Workers run their implicit task; the master continues the task it forked from.
         thread.task.set(tasks::implicit(loc.number));
     }
-    let t = clock::now();
+    let t = a.now();
     loc.thread_team_begin(t, thread.tid, team.comm);
     if let Some(region) = c.map(|c| c.parallel).filter(|&r| r != NO_REGION) {
         loc.enter(t, region);
     }
 }
 
+#[inline(always)]
 pub fn parallel_end(c: Option<&Construct>) {
     let thread = thread::state();
     if let Some(a) = active(false) {
         let loc = location(&a);
-        let t = clock::now();
+        let t = a.now();
         if let Some(region) = c.map(|c| c.parallel).filter(|&r| r != NO_REGION) {
             loc.leave(t, region);
         }
@@ -205,12 +208,13 @@ pub fn parallel_end(c: Option<&Construct>) {
     team::leave_team(thread);
 }
 
+#[inline(always)]
 pub fn parallel_join(old: i64) {
     let thread = thread::state();
     thread.task.set(old);
     team::join(thread);
     if let Some(a) = active(false) {
-        location(&a).thread_join(clock::now());
+        location(&a).thread_join(a.now());
     }
 }
 

@@ -191,6 +191,7 @@ pub fn adopt(thread: &ThreadState, node: &'static Node) {
 
 /// (team size, this thread's ancestor's thread number) at nesting level `level`, as the OpenMP
 /// runtime reports them.
+#[inline(always)]
 fn team_shape_at(level: u32) -> (u32, u32) {
     let size = openmp::team_size(level).unwrap_or(1);
     let k = openmp::ancestor_thread_num(level)
@@ -202,6 +203,7 @@ fn team_shape_at(level: u32) -> (u32, u32) {
 /// The calling thread's position for the team it is in now, from its cached position when
 /// the OpenMP runtime reports the same ancestry, else by walking from `root`.
 /// Returns (node, team, thread number).
+#[inline(always)]
 pub fn resolve(
     thread: &ThreadState,
     root: &'static Node,
@@ -209,27 +211,53 @@ pub fn resolve(
     factory: &dyn Factory,
 ) -> (&'static Node, &'static Team, u32) {
     let level = openmp::level();
-    let mut ancestry = [(0u32, 0u32); CACHED_LEVELS];
-    let cacheable = level as usize <= CACHED_LEVELS;
-    if cacheable {
-        for l in 1..=level {
-            ancestry[l as usize - 1] = team_shape_at(l);
-        }
-        if let Some(p) = thread.position.get() {
-            if p.level == level && p.ancestry == ancestry && std::ptr::eq(p.root, root) {
-                // SAFETY: cached nodes and teams are leaked, never freed.
-                return unsafe { (&*p.node, &*p.team, p.thread) };
-            }
+    match cached_position(thread, root, level) {
+        Some(hit) => hit,
+        None => resolve_by_walking(thread, root, root_team, factory, level),
+    }
+}
+
+/// The cached position when it still holds: same root, same level, and the runtime reports the
+/// same (team size, ancestor thread number) at every level, compared outermost first so that a
+/// change stops the queries early.
+#[inline(always)]
+fn cached_position(
+    thread: &ThreadState,
+    root: &'static Node,
+    level: u32,
+) -> Option<(&'static Node, &'static Team, u32)> {
+    // SAFETY: a thread's cached position is only read and written by that thread, here and in
+    // `resolve_by_walking`, and neither calls back into the other.
+    let p = unsafe { &*thread.position.as_ptr() }.as_ref()?;
+    if p.level != level || !std::ptr::eq(p.root, root) {
+        return None;
+    }
+    for (l, shape) in (1..=level).zip(p.ancestry.iter()) {
+        if team_shape_at(l) != *shape {
+            return None;
         }
     }
+    // SAFETY: cached nodes and teams are leaked, never freed.
+    Some(unsafe { (&*p.node, &*p.team, p.thread) })
+}
+
+#[cold]
+#[inline(never)]
+fn resolve_by_walking(
+    thread: &ThreadState,
+    root: &'static Node,
+    root_team: &'static Team,
+    factory: &dyn Factory,
+    level: u32,
+) -> (&'static Node, &'static Team, u32) {
+    let mut ancestry = [(0u32, 0u32); CACHED_LEVELS];
     let mut node = root;
     let mut team = root_team;
     for l in 1..=level {
-        let (size, k) = if cacheable {
-            ancestry[l as usize - 1]
-        } else {
-            team_shape_at(l)
-        };
+        let (size, k) = team_shape_at(l);
+        if let Some(slot) = ancestry.get_mut(l as usize - 1) {
+            *slot = (size, k);
+        }
         // Top-level teams have no parent team (the initial thread's own team is ours, not
         // OpenMP's).
         let parent = if l == 1 { UNDEFINED_U32 } else { team.comm };
@@ -248,7 +276,7 @@ pub fn resolve(
     } else {
         openmp::thread_num().min(team.size.saturating_sub(1))
     };
-    if cacheable {
+    if level as usize <= CACHED_LEVELS {
         thread.position.set(Some(CachedPosition {
             ancestry,
             level,
@@ -291,37 +319,61 @@ fn resolve_from_fork(
 /// Parallel_fork, on the forking thread: with several roots, hands this thread's node to the
 /// team about to be forked. `current_team` is the team the thread is in now.
 /// Every fork is matched by one `join`, whether the measurement runs or not.
+#[inline(always)]
 pub fn fork(thread: &ThreadState, current_team: Option<&'static Team>) {
-    let pushed = if SEVERAL_ROOTS.load(Ordering::Acquire) {
-        // SAFETY: nodes are leaked, never freed.
-        let node = unsafe { thread.node.get().as_ref() };
-        node.zip(current_team).and_then(|(node, current_team)| {
-            let level = openmp::level();
-            node.fork.parent_comm.store(
-                if level == 0 {
-                    UNDEFINED_U32
-                } else {
-                    current_team.comm
-                },
-                Ordering::Release,
-            );
-            node.fork
-                .team
-                .store(current_team as *const Team as *mut Team, Ordering::Release);
-            let saved = openmp::default_device();
-            node.fork.saved_device.store(saved, Ordering::Release);
-            openmp::set_default_device(CHANNEL_BASE + node.index as i32).then_some(saved)
-        })
-    } else {
-        None
-    };
-    thread.fork_restores.borrow_mut().push(pushed);
+    let depth = thread.forks_open.get() + 1;
+    thread.forks_open.set(depth);
+    if SEVERAL_ROOTS.load(Ordering::Acquire) {
+        hand_node_to_team(thread, current_team, depth);
+    }
 }
 
-/// Parallel_join, on the forking thread: puts back what `fork` changed.
+#[cold]
+#[inline(never)]
+fn hand_node_to_team(thread: &ThreadState, current_team: Option<&'static Team>, depth: u32) {
+    // SAFETY: nodes are leaked, never freed.
+    let node = unsafe { thread.node.get().as_ref() };
+    let (Some(node), Some(current_team)) = (node, current_team) else {
+        return;
+    };
+    let level = openmp::level();
+    node.fork.parent_comm.store(
+        if level == 0 {
+            UNDEFINED_U32
+        } else {
+            current_team.comm
+        },
+        Ordering::Release,
+    );
+    node.fork
+        .team
+        .store(current_team as *const Team as *mut Team, Ordering::Release);
+    let saved = openmp::default_device();
+    node.fork.saved_device.store(saved, Ordering::Release);
+    if openmp::set_default_device(CHANNEL_BASE + node.index as i32) {
+        thread.fork_restores.borrow_mut().push((depth, saved));
+    }
+}
+
+/// Parallel_join, on the forking thread: puts back what the matching `fork` changed.
+#[inline(always)]
 pub fn join(thread: &ThreadState) {
-    if let Some(Some(saved)) = thread.fork_restores.borrow_mut().pop() {
-        openmp::set_default_device(saved);
+    let depth = thread.forks_open.get();
+    thread.forks_open.set(depth.saturating_sub(1));
+    if SEVERAL_ROOTS.load(Ordering::Acquire) {
+        restore_default_device(thread, depth);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn restore_default_device(thread: &ThreadState, depth: u32) {
+    let mut restores = thread.fork_restores.borrow_mut();
+    if let Some(&(fork_depth, saved)) = restores.last() {
+        if fork_depth >= depth {
+            restores.pop();
+            openmp::set_default_device(saved);
+        }
     }
 }
 

@@ -61,8 +61,11 @@ pub struct ThreadState {
     pub(crate) tid: u32,
     pub(crate) saved: RefCell<Vec<Saved>>,
     pub(crate) position: Cell<Option<CachedPosition>>,
-    /// Default-device values to restore at the joins of this thread's forks (see `team.rs`).
-    pub(crate) fork_restores: RefCell<Vec<Option<i32>>>,
+    /// Forks of this thread not joined yet.
+    pub(crate) forks_open: Cell<u32>,
+    /// (fork depth, default-device value) to restore at the joins of this thread's forks that
+    /// changed it (see `team.rs`).
+    pub(crate) fork_restores: RefCell<Vec<(u32, i32)>>,
     /// The OpenMP locks this thread used last (see `locks.rs`).
     pub(crate) lock_cache: RefCell<LockCache>,
 }
@@ -119,6 +122,7 @@ fn create() -> &'static ThreadState {
         tid,
         saved: RefCell::new(Vec::new()),
         position: Cell::new(None),
+        forks_open: Cell::new(0),
         fork_restores: RefCell::new(Vec::new()),
         lock_cache: RefCell::new([(0, 0, None); CACHE_SLOTS]),
     }));
