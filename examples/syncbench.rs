@@ -9,7 +9,11 @@
 //! per construct, the same inner count. The trace goes to `/dev/shm` and is deleted after each
 //! run.
 //!
-//! *added* = on − off is the cost of recording alone, with its standard error (±). The events
+//! *added* = on − off is the cost of recording alone: the median over the rounds of each
+//! round's on − off, with a robust standard error (±, from the median absolute deviation). A
+//! round runs off and on back to back (in alternating order), so a change in the machine's
+//! speed that lasts seconds (a shared VM's host moves between fast and slow periods) falls on
+//! both sides of one difference and the median leaves out the rounds it splits. The events
 //! per construct are counted in traces, not taken from the program's table: each construct is
 //! run recording with `--outer 1 --inner A` and `--inner 2A`, and the difference in the
 //! Location definitions' event counts, divided by A, is the count per construct on the
@@ -64,31 +68,21 @@ enum Config {
 
 const CONFIGS: [Config; 3] = [Config::Plain, Config::Off, Config::On];
 
-/// Mean and standard error of repetitions pooled over several runs.
+/// Mean of repetitions pooled over several runs.
 #[derive(Clone, Copy, Default)]
 struct Pooled {
     count: f64,
     sum: f64,
-    sum_of_squares: f64,
 }
 
 impl Pooled {
-    /// Adds one run's `count` repetitions of mean `mean` and standard deviation `sd`.
-    fn add(&mut self, mean: f64, sd: f64, count: f64) {
+    /// Adds one run's `count` repetitions of mean `mean`.
+    fn add(&mut self, mean: f64, count: f64) {
         self.count += count;
         self.sum += count * mean;
-        self.sum_of_squares += (count - 1.0) * sd * sd + count * mean * mean;
     }
     fn mean(&self) -> f64 {
         self.sum / self.count
-    }
-    fn standard_error(&self) -> f64 {
-        if self.count < 2.0 {
-            return 0.0;
-        }
-        let mean = self.mean();
-        let variance = (self.sum_of_squares - self.count * mean * mean) / (self.count - 1.0);
-        (variance.max(0.0) / self.count).sqrt()
     }
 }
 
@@ -96,7 +90,6 @@ impl Pooled {
 struct Measured {
     /// µs per construct, mean over the repetitions.
     mean_us: f64,
-    standard_deviation_us: f64,
     repetitions: f64,
     /// Constructs per repetition.
     inner: u32,
@@ -228,7 +221,6 @@ fn parse(text: &str) -> RunOutput {
             .filter(|line| line.starts_with("construct="))
             .map(|line| Measured {
                 mean_us: number(line, "us="),
-                standard_deviation_us: number(line, "sd_us="),
                 repetitions: number(line, "outer="),
                 inner: number(line, "inner=") as u32,
             })
@@ -258,6 +250,8 @@ struct Row {
     threads: usize,
     /// Indexed like `CONFIGS`.
     times: [Pooled; 3],
+    /// Per round: on − off of that round's means, µs.
+    round_differences: Vec<f64>,
     events: f64,
     table_events: u32,
     tsc_ns: f64,
@@ -312,7 +306,9 @@ fn main() {
     // Repetitions per configuration, split into rounds so that a change in the machine's load
     // falls on all three configurations alike.
     let total = outer.unwrap_or(if quick { 20 } else { 100 });
-    let rounds = if total >= 40 { 4 } else { 2 }.min(total);
+    // Rounds of about 4 repetitions (at least 3 rounds, at most 25), for the median of the
+    // rounds' differences.
+    let rounds = (total / 4).clamp(3, 25).min(total);
     let per_round = total.div_ceil(rounds);
 
     let lib = library_dir::fresh_library_dir();
@@ -343,14 +339,20 @@ fn main() {
                 construct: construct.clone(),
                 threads: n,
                 times: [Pooled::default(); 3],
+                round_differences: Vec::new(),
                 events: 0.0,
                 table_events: *table_events,
                 tsc_ns: 0.0,
             });
         }
-        for _round in 0..rounds {
+        for round in 0..rounds {
             for row in &mut rows[first..] {
-                for (slot, config) in CONFIGS.into_iter().enumerate() {
+                let mut round_means = [0.0; 3];
+                // Alternate which of off and on runs first, so that a drift within a round
+                // does not always favour the same side.
+                let order: [usize; 3] = if round % 2 == 0 { [0, 1, 2] } else { [0, 2, 1] };
+                for slot in order {
+                    let config = CONFIGS[slot];
                     let mut args = vec![
                         "--only".to_string(),
                         row.construct.clone(),
@@ -370,12 +372,10 @@ fn main() {
                     delay.get_or_insert(out.delay);
                     let measured = &out.measured[0];
                     inner.entry(row.construct.clone()).or_insert(measured.inner);
-                    row.times[slot].add(
-                        measured.mean_us,
-                        measured.standard_deviation_us,
-                        measured.repetitions,
-                    );
+                    row.times[slot].add(measured.mean_us, measured.repetitions);
+                    round_means[slot] = measured.mean_us;
                 }
+                row.round_differences.push(round_means[2] - round_means[1]);
             }
         }
         let timed = started.elapsed();
@@ -406,13 +406,34 @@ fn main() {
     }
 }
 
-/// On − off with its standard error, µs per construct.
+/// On − off (median of the rounds' differences) with a robust standard error, µs per
+/// construct.
 fn added(row: &Row) -> (f64, f64) {
-    let [_, off, on] = row.times;
-    (
-        on.mean() - off.mean(),
-        on.standard_error().hypot(off.standard_error()),
-    )
+    let median = median(&row.round_differences);
+    let deviations: Vec<f64> = row
+        .round_differences
+        .iter()
+        .map(|d| (d - median).abs())
+        .collect();
+    // 1.4826 × MAD estimates the standard deviation of normal data; the median's standard
+    // error is about 1.25 × σ / √n.
+    let n = row.round_differences.len().max(1) as f64;
+    let error = 1.25 * 1.4826 * self::median(&deviations) / n.sqrt();
+    (median, error)
+}
+
+fn median(values: &[f64]) -> f64 {
+    if values.is_empty() {
+        return f64::NAN;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    if sorted.len() % 2 == 1 {
+        sorted[mid]
+    } else {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    }
 }
 
 /// Within two standard errors of zero: the difference is noise.
@@ -474,7 +495,7 @@ fn print_table(rows: &[Row]) {
     println!();
     println!(
         "µs per construct: mean over the repetitions minus the reference delay; added = on − off \
-         (recording alone), ± its standard error; events: written per construct, counted in \
+         (recording alone: the median of the rounds' on − off), ± its robust standard error; events: written per construct, counted in \
          traces (critical path: the master's location, or all locations for {}); table: the \
          program's expected count; ÷ tsc: ns/event over one TSC read.",
         SHARED_CONSTRUCTS.join(", ")
