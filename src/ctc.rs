@@ -696,11 +696,19 @@ mod tests {
         problems.iter().map(|p| p.message.as_str()).collect()
     }
 
+    /// Parses a CTC string that describes a region, asserting the problems reported (in order).
+    #[track_caller]
+    fn parse_reporting(ctc: &[u8], expected: &[&str]) -> RegionInfo {
+        let (info, problems) = parse(ctc);
+        let text = String::from_utf8_lossy(ctc);
+        assert_eq!(messages(&problems), expected, "{text}");
+        info.unwrap_or_else(|| panic!("{text}: no info"))
+    }
+
     /// Parses and asserts that there are no problems.
+    #[track_caller]
     fn clean(ctc: &str) -> RegionInfo {
-        let (info, problems) = parse(ctc.as_bytes());
-        assert!(problems.is_empty(), "{ctc}: {:?}", messages(&problems));
-        info.unwrap_or_else(|| panic!("{ctc}: no info"))
+        parse_reporting(ctc.as_bytes(), &[])
     }
 
     #[track_caller]
@@ -731,27 +739,28 @@ mod tests {
 
     #[test]
     fn region_type_every_word() {
+        use RegionType::*;
         let words = [
-            ("parallel", RegionType::Parallel),
-            ("for", RegionType::For),
-            ("do", RegionType::Do),
-            ("sections", RegionType::Sections),
-            ("single", RegionType::Single),
-            ("master", RegionType::Master),
-            ("critical", RegionType::Critical),
-            ("ordered", RegionType::Ordered),
-            ("atomic", RegionType::Atomic),
-            ("flush", RegionType::Flush),
-            ("barrier", RegionType::Barrier),
-            ("taskwait", RegionType::Taskwait),
-            ("task", RegionType::Task),
-            ("taskuntied", RegionType::TaskUntied),
-            ("workshare", RegionType::Workshare),
-            ("parallelfor", RegionType::ParallelFor),
-            ("paralleldo", RegionType::ParallelDo),
-            ("parallelsections", RegionType::ParallelSections),
-            ("parallelworkshare", RegionType::ParallelWorkshare),
-            ("userRegion", RegionType::UserRegion),
+            ("parallel", Parallel),
+            ("for", For),
+            ("do", Do),
+            ("sections", Sections),
+            ("single", Single),
+            ("master", Master),
+            ("critical", Critical),
+            ("ordered", Ordered),
+            ("atomic", Atomic),
+            ("flush", Flush),
+            ("barrier", Barrier),
+            ("taskwait", Taskwait),
+            ("task", Task),
+            ("taskuntied", TaskUntied),
+            ("workshare", Workshare),
+            ("parallelfor", ParallelFor),
+            ("paralleldo", ParallelDo),
+            ("parallelsections", ParallelSections),
+            ("parallelworkshare", ParallelWorkshare),
+            ("userRegion", UserRegion),
         ];
         assert_eq!(words.len(), RegionType::ALL.len());
         for (word, t) in words {
@@ -759,8 +768,8 @@ mod tests {
             assert_eq!(t.ctc_name(), word);
             assert_eq!(t.is_user(), word == "userRegion");
             let extra = match t {
-                RegionType::Sections => "*numSections=1",
-                RegionType::UserRegion => "*userRegionName=u",
+                Sections => "*numSections=1",
+                UserRegion => "*userRegionName=u",
                 _ => "",
             };
             let ctc = format!("99*regionType={word}*{SSCL_ESCL}{extra}**");
@@ -769,8 +778,8 @@ mod tests {
         assert_eq!(RegionType::from_ctc("Parallel"), None);
         assert_eq!(RegionType::from_ctc("userregion"), None);
         assert_eq!(RegionType::from_ctc(""), None);
-        assert!(RegionType::ParallelWorkshare.is_parallel());
-        assert!(!RegionType::Sections.is_parallel());
+        assert!(ParallelWorkshare.is_parallel());
+        assert!(!Sections.is_parallel());
     }
 
     #[test]
@@ -824,22 +833,19 @@ mod tests {
     }
 
     #[test]
-    fn key_has_schedule() {
-        let i = clean(&with("hasSchedule=dynamic,2@2"));
-        assert_eq!(i.schedule.as_deref(), Some("dynamic,2*2"));
-        assert!(i.clauses.is_empty());
-        let i = clean(&with("hasSchedule=static"));
-        assert_eq!(i.schedule.as_deref(), Some("static"));
-    }
-
-    #[test]
-    fn key_has_default() {
-        let i = clean(&with("hasDefault=none"));
-        assert_eq!(i.default.as_deref(), Some("none"));
-        assert!(i.clauses.is_empty());
-        // `@` is only turned back for hasSchedule.
-        let i = clean(&with("hasDefault=a@b"));
-        assert_eq!(i.default.as_deref(), Some("a@b"));
+    fn keys_has_schedule_and_has_default() {
+        // (pair, schedule, default); `@` is only turned back for hasSchedule.
+        for (pair, schedule, default) in [
+            ("hasSchedule=dynamic,2@2", Some("dynamic,2*2"), None),
+            ("hasSchedule=static", Some("static"), None),
+            ("hasDefault=none", None, Some("none")),
+            ("hasDefault=a@b", None, Some("a@b")),
+        ] {
+            let i = clean(&with(pair));
+            assert_eq!(i.schedule.as_deref(), schedule, "{pair}");
+            assert_eq!(i.default.as_deref(), default, "{pair}");
+            assert!(i.clauses.is_empty());
+        }
     }
 
     #[test]
@@ -879,68 +885,29 @@ mod tests {
     #[test]
     fn real_examples_c() {
         use RegionType::*;
-        let mut cases: Vec<(&str, RegionInfo)> = Vec::new();
-
-        let mut e = info(Parallel, "all.c", (12, 12), (49, 49));
-        e.default = Some("none".into());
-        e.clauses = clauses(&["If", "Num_threads", "Proc_bind", "Reduction", "Shared"]);
-        cases.push(("175*regionType=parallel*sscl=/opt/code/demo01/all.c:12:12*escl=/opt/code/demo01/all.c:49:49*hasDefault=none*hasIf=1*hasNum_threads=1*hasProc_bind=1*hasReduction=1*hasShared=1**", e));
-
-        let mut e = info(For, "all.c", (14, 14), (18, 18));
-        e.schedule = Some("dynamic,2*2".into());
-        e.clauses = clauses(&["Collapse", "Nowait", "Ordered", "Reduction"]);
-        cases.push(("165*regionType=for*sscl=/opt/code/demo01/all.c:14:14*escl=/opt/code/demo01/all.c:18:18*hasCollapse=1*hasNowait=1*hasOrdered=1*hasReduction=1*hasSchedule=dynamic,2@2**", e));
-
-        cases.push(("91*regionType=ordered*sscl=/opt/code/demo01/all.c:16:16*escl=/opt/code/demo01/all.c:17:17**", info(Ordered, "all.c", (16, 16), (17, 17))));
-
-        let mut e = info(Sections, "all.c", (19, 19), (27, 27));
-        e.num_sections = Some(3);
-        e.clauses = clauses(&["Reduction"]);
-        cases.push(("121*regionType=sections*sscl=/opt/code/demo01/all.c:19:19*escl=/opt/code/demo01/all.c:27:27*numSections=3*hasReduction=1**", e));
-
-        let mut e = info(Single, "all.c", (28, 28), (29, 29));
-        e.clauses = clauses(&["Copyprivate"]);
-        cases.push(("107*regionType=single*sscl=/opt/code/demo01/all.c:28:28*escl=/opt/code/demo01/all.c:29:29*hasCopyprivate=1**", e));
-
-        cases.push(("90*regionType=master*sscl=/opt/code/demo01/all.c:30:30*escl=/opt/code/demo01/all.c:31:31**", info(Master, "all.c", (30, 30), (31, 31))));
-        cases.push(("92*regionType=critical*sscl=/opt/code/demo01/all.c:32:32*escl=/opt/code/demo01/all.c:33:33**", info(Critical, "all.c", (32, 32), (33, 33))));
-
-        let mut e = info(Critical, "all.c", (34, 34), (35, 35));
-        e.critical_name = Some("foo".into());
-        cases.push(("109*regionType=critical*sscl=/opt/code/demo01/all.c:34:34*escl=/opt/code/demo01/all.c:35:35*criticalName=foo**", e));
-
-        cases.push(("90*regionType=atomic*sscl=/opt/code/demo01/all.c:36:36*escl=/opt/code/demo01/all.c:37:37**", info(Atomic, "all.c", (36, 36), (37, 37))));
-        cases.push(("89*regionType=flush*sscl=/opt/code/demo01/all.c:38:38*escl=/opt/code/demo01/all.c:38:38**", info(Flush, "all.c", (38, 38), (38, 38))));
-        cases.push(("91*regionType=barrier*sscl=/opt/code/demo01/all.c:39:39*escl=/opt/code/demo01/all.c:39:39**", info(Barrier, "all.c", (39, 39), (39, 39))));
-
-        let mut e = info(Task, "all.c", (40, 40), (41, 41));
-        e.clauses = clauses(&["If", "Shared", "Untied"]);
-        cases.push(("120*regionType=task*sscl=/opt/code/demo01/all.c:40:40*escl=/opt/code/demo01/all.c:41:41*hasIf=1*hasShared=1*hasUntied=1**", e));
-
-        cases.push(("88*regionType=task*sscl=/opt/code/demo01/all.c:42:42*escl=/opt/code/demo01/all.c:43:43**", info(Task, "all.c", (42, 42), (43, 43))));
-        cases.push(("92*regionType=taskwait*sscl=/opt/code/demo01/all.c:44:44*escl=/opt/code/demo01/all.c:44:44**", info(Taskwait, "all.c", (44, 44), (44, 44))));
-
-        let mut e = info(ParallelFor, "all.c", (50, 50), (51, 51));
-        e.schedule = Some("static".into());
-        cases.push(("114*regionType=parallelfor*sscl=/opt/code/demo01/all.c:50:50*escl=/opt/code/demo01/all.c:51:51*hasSchedule=static**", e));
-
-        cases.push(("100*regionType=parallelsections*sscl=/opt/code/demo01/all.c:52:52*escl=/opt/code/demo01/all.c:56:56**", info(ParallelSections, "all.c", (52, 52), (56, 56))));
-        cases.push(("87*regionType=for*sscl=/opt/code/demo01/all.c:57:57*escl=/opt/code/demo01/all.c:58:58**", info(For, "all.c", (57, 57), (58, 58))));
-
-        let mut e = info(UserRegion, "all.c", (59, 59), (64, 64));
-        e.user_region_name = Some("foo".into());
-        cases.push(("113*regionType=userRegion*sscl=/opt/code/demo01/all.c:59:59*escl=/opt/code/demo01/all.c:64:64*userRegionName=foo**", e));
-
-        cases.push(("92*regionType=parallel*sscl=/opt/code/demo01/all.c:68:68*escl=/opt/code/demo01/all.c:69:69**", info(Parallel, "all.c", (68, 68), (69, 69))));
-
-        let mut e = info(Task, "untied.c", (7, 7), (8, 8));
-        e.clauses = clauses(&["If", "Untied"]);
-        cases.push(("110*regionType=task*sscl=/opt/code/demo01/untied.c:7:7*escl=/opt/code/demo01/untied.c:8:8*hasIf=1*hasUntied=1**", e));
-
-        let mut e = info(ParallelFor, "cx.cpp", (4, 4), (5, 5));
-        e.schedule = Some("runtime".into());
-        e.clauses = clauses(&["Reduction"]);
-        cases.push(("128*regionType=parallelfor*sscl=/opt/code/demo01/cx.cpp:4:4*escl=/opt/code/demo01/cx.cpp:5:5*hasReduction=1*hasSchedule=runtime**", e));
+        let cases = [
+            ("175*regionType=parallel*sscl=/opt/code/demo01/all.c:12:12*escl=/opt/code/demo01/all.c:49:49*hasDefault=none*hasIf=1*hasNum_threads=1*hasProc_bind=1*hasReduction=1*hasShared=1**", RegionInfo { default: Some("none".into()), clauses: clauses(&["If", "Num_threads", "Proc_bind", "Reduction", "Shared"]), ..info(Parallel, "all.c", (12, 12), (49, 49)) }),
+            ("165*regionType=for*sscl=/opt/code/demo01/all.c:14:14*escl=/opt/code/demo01/all.c:18:18*hasCollapse=1*hasNowait=1*hasOrdered=1*hasReduction=1*hasSchedule=dynamic,2@2**", RegionInfo { schedule: Some("dynamic,2*2".into()), clauses: clauses(&["Collapse", "Nowait", "Ordered", "Reduction"]), ..info(For, "all.c", (14, 14), (18, 18)) }),
+            ("91*regionType=ordered*sscl=/opt/code/demo01/all.c:16:16*escl=/opt/code/demo01/all.c:17:17**", info(Ordered, "all.c", (16, 16), (17, 17))),
+            ("121*regionType=sections*sscl=/opt/code/demo01/all.c:19:19*escl=/opt/code/demo01/all.c:27:27*numSections=3*hasReduction=1**", RegionInfo { num_sections: Some(3), clauses: clauses(&["Reduction"]), ..info(Sections, "all.c", (19, 19), (27, 27)) }),
+            ("107*regionType=single*sscl=/opt/code/demo01/all.c:28:28*escl=/opt/code/demo01/all.c:29:29*hasCopyprivate=1**", RegionInfo { clauses: clauses(&["Copyprivate"]), ..info(Single, "all.c", (28, 28), (29, 29)) }),
+            ("90*regionType=master*sscl=/opt/code/demo01/all.c:30:30*escl=/opt/code/demo01/all.c:31:31**", info(Master, "all.c", (30, 30), (31, 31))),
+            ("92*regionType=critical*sscl=/opt/code/demo01/all.c:32:32*escl=/opt/code/demo01/all.c:33:33**", info(Critical, "all.c", (32, 32), (33, 33))),
+            ("109*regionType=critical*sscl=/opt/code/demo01/all.c:34:34*escl=/opt/code/demo01/all.c:35:35*criticalName=foo**", RegionInfo { critical_name: Some("foo".into()), ..info(Critical, "all.c", (34, 34), (35, 35)) }),
+            ("90*regionType=atomic*sscl=/opt/code/demo01/all.c:36:36*escl=/opt/code/demo01/all.c:37:37**", info(Atomic, "all.c", (36, 36), (37, 37))),
+            ("89*regionType=flush*sscl=/opt/code/demo01/all.c:38:38*escl=/opt/code/demo01/all.c:38:38**", info(Flush, "all.c", (38, 38), (38, 38))),
+            ("91*regionType=barrier*sscl=/opt/code/demo01/all.c:39:39*escl=/opt/code/demo01/all.c:39:39**", info(Barrier, "all.c", (39, 39), (39, 39))),
+            ("120*regionType=task*sscl=/opt/code/demo01/all.c:40:40*escl=/opt/code/demo01/all.c:41:41*hasIf=1*hasShared=1*hasUntied=1**", RegionInfo { clauses: clauses(&["If", "Shared", "Untied"]), ..info(Task, "all.c", (40, 40), (41, 41)) }),
+            ("88*regionType=task*sscl=/opt/code/demo01/all.c:42:42*escl=/opt/code/demo01/all.c:43:43**", info(Task, "all.c", (42, 42), (43, 43))),
+            ("92*regionType=taskwait*sscl=/opt/code/demo01/all.c:44:44*escl=/opt/code/demo01/all.c:44:44**", info(Taskwait, "all.c", (44, 44), (44, 44))),
+            ("114*regionType=parallelfor*sscl=/opt/code/demo01/all.c:50:50*escl=/opt/code/demo01/all.c:51:51*hasSchedule=static**", RegionInfo { schedule: Some("static".into()), ..info(ParallelFor, "all.c", (50, 50), (51, 51)) }),
+            ("100*regionType=parallelsections*sscl=/opt/code/demo01/all.c:52:52*escl=/opt/code/demo01/all.c:56:56**", info(ParallelSections, "all.c", (52, 52), (56, 56))),
+            ("87*regionType=for*sscl=/opt/code/demo01/all.c:57:57*escl=/opt/code/demo01/all.c:58:58**", info(For, "all.c", (57, 57), (58, 58))),
+            ("113*regionType=userRegion*sscl=/opt/code/demo01/all.c:59:59*escl=/opt/code/demo01/all.c:64:64*userRegionName=foo**", RegionInfo { user_region_name: Some("foo".into()), ..info(UserRegion, "all.c", (59, 59), (64, 64)) }),
+            ("92*regionType=parallel*sscl=/opt/code/demo01/all.c:68:68*escl=/opt/code/demo01/all.c:69:69**", info(Parallel, "all.c", (68, 68), (69, 69))),
+            ("110*regionType=task*sscl=/opt/code/demo01/untied.c:7:7*escl=/opt/code/demo01/untied.c:8:8*hasIf=1*hasUntied=1**", RegionInfo { clauses: clauses(&["If", "Untied"]), ..info(Task, "untied.c", (7, 7), (8, 8)) }),
+            ("128*regionType=parallelfor*sscl=/opt/code/demo01/cx.cpp:4:4*escl=/opt/code/demo01/cx.cpp:5:5*hasReduction=1*hasSchedule=runtime**", RegionInfo { schedule: Some("runtime".into()), clauses: clauses(&["Reduction"]), ..info(ParallelFor, "cx.cpp", (4, 4), (5, 5)) }),
+        ];
 
         for (ctc, expected) in cases {
             assert_eq!(clean(ctc), expected, "{ctc}");
@@ -950,56 +917,32 @@ mod tests {
     #[test]
     fn real_example_unnamed_user_region() {
         let ctc = "104*regionType=userRegion*sscl=/opt/code/demo01/un.c:2:2*escl=/opt/code/demo01/un.c:4:4*userRegionName=**";
-        let (got, problems) = parse(ctc.as_bytes());
-        let mut e = info(RegionType::UserRegion, "un.c", (2, 2), (4, 4));
-        e.user_region_name = Some(String::new());
-        assert_eq!(got, Some(e));
-        assert_eq!(messages(&problems), ["user region without a name"]);
+        let got = parse_reporting(ctc.as_bytes(), &["user region without a name"]);
+        let expected = RegionInfo {
+            user_region_name: Some(String::new()),
+            ..info(RegionType::UserRegion, "un.c", (2, 2), (4, 4))
+        };
+        assert_eq!(got, expected);
     }
 
     #[test]
     fn real_examples_fortran_with_blank_padding() {
         use RegionType::*;
-        let mut cases: Vec<(&str, RegionInfo)> = Vec::new();
-
-        let mut e = info(Parallel, "allf.f90", (12, 12), (58, 58));
-        e.clauses = clauses(&["If", "Num_threads", "Reduction", "Shared"]);
-        cases.push(("150*regionType=parallel*sscl=/opt/code/demo01/allf.f90:12:12*escl=/opt/code/demo01/allf.f90:58:58*hasIf=1*hasNum_threads=1*hasReduction=1*hasShared=1**", e));
-
-        let mut e = info(Do, "allf.f90", (13, 13), (19, 19));
-        e.schedule = Some("guided,2".into());
-        e.clauses = clauses(&["Ordered"]);
-        cases.push(("126*regionType=do*sscl=/opt/code/demo01/allf.f90:13:13*escl=/opt/code/demo01/allf.f90:19:19*hasOrdered=1*hasSchedule=guided,2**", e));
-
-        let mut e = info(Sections, "allf.f90", (20, 20), (25, 25));
-        e.num_sections = Some(2);
-        cases.push(("112*regionType=sections*sscl=/opt/code/demo01/allf.f90:20:20*escl=/opt/code/demo01/allf.f90:25:25*numSections=2**", e));
-
-        let mut e = info(Critical, "allf.f90", (35, 35), (37, 37));
-        e.critical_name = Some("bar".into());
-        cases.push(("115*regionType=critical*sscl=/opt/code/demo01/allf.f90:35:35*escl=/opt/code/demo01/allf.f90:37:37*criticalName=bar**", e));
-
-        let mut e = info(Task, "allf.f90", (42, 42), (44, 44));
-        e.clauses = clauses(&["If"]);
-        cases.push(("102*regionType=task*sscl=/opt/code/demo01/allf.f90:42:42*escl=/opt/code/demo01/allf.f90:44:44*hasIf=1**", e));
-
-        let mut e = info(Task, "allf.f90", (45, 45), (47, 47));
-        e.clauses = clauses(&["Untied"]);
-        cases.push(("106*regionType=task*sscl=/opt/code/demo01/allf.f90:45:45*escl=/opt/code/demo01/allf.f90:47:47*hasUntied=1**", e));
-
-        cases.push(("99*regionType=workshare*sscl=/opt/code/demo01/allf.f90:49:49*escl=/opt/code/demo01/allf.f90:51:51**", info(Workshare, "allf.f90", (49, 49), (51, 51))));
-        cases.push(("100*regionType=paralleldo*sscl=/opt/code/demo01/allf.f90:59:59*escl=/opt/code/demo01/allf.f90:63:63**", info(ParallelDo, "allf.f90", (59, 59), (63, 63))));
-        cases.push(("106*regionType=parallelsections*sscl=/opt/code/demo01/allf.f90:64:64*escl=/opt/code/demo01/allf.f90:67:67**", info(ParallelSections, "allf.f90", (64, 64), (67, 67))));
-        cases.push(("107*regionType=parallelworkshare*sscl=/opt/code/demo01/allf.f90:68:68*escl=/opt/code/demo01/allf.f90:70:70**", info(ParallelWorkshare, "allf.f90", (68, 68), (70, 70))));
-
-        let mut e = info(UserRegion, "allf.f90", (71, 71), (73, 73));
-        e.user_region_name = Some("ufoo".into());
-        cases.push(("120*regionType=userRegion*sscl=/opt/code/demo01/allf.f90:71:71*escl=/opt/code/demo01/allf.f90:73:73*userRegionName=ufoo**", e));
-
-        // F77 fixed form.
-        let mut e = info(ParallelDo, "fx.f", (3, 3), (6, 6));
-        e.schedule = Some("static,4".into());
-        cases.push(("109*regionType=paralleldo*sscl=/opt/code/demo01/fx.f:3:3*escl=/opt/code/demo01/fx.f:6:6*hasSchedule=static,4**", e));
+        let cases = [
+            ("150*regionType=parallel*sscl=/opt/code/demo01/allf.f90:12:12*escl=/opt/code/demo01/allf.f90:58:58*hasIf=1*hasNum_threads=1*hasReduction=1*hasShared=1**", RegionInfo { clauses: clauses(&["If", "Num_threads", "Reduction", "Shared"]), ..info(Parallel, "allf.f90", (12, 12), (58, 58)) }),
+            ("126*regionType=do*sscl=/opt/code/demo01/allf.f90:13:13*escl=/opt/code/demo01/allf.f90:19:19*hasOrdered=1*hasSchedule=guided,2**", RegionInfo { schedule: Some("guided,2".into()), clauses: clauses(&["Ordered"]), ..info(Do, "allf.f90", (13, 13), (19, 19)) }),
+            ("112*regionType=sections*sscl=/opt/code/demo01/allf.f90:20:20*escl=/opt/code/demo01/allf.f90:25:25*numSections=2**", RegionInfo { num_sections: Some(2), ..info(Sections, "allf.f90", (20, 20), (25, 25)) }),
+            ("115*regionType=critical*sscl=/opt/code/demo01/allf.f90:35:35*escl=/opt/code/demo01/allf.f90:37:37*criticalName=bar**", RegionInfo { critical_name: Some("bar".into()), ..info(Critical, "allf.f90", (35, 35), (37, 37)) }),
+            ("102*regionType=task*sscl=/opt/code/demo01/allf.f90:42:42*escl=/opt/code/demo01/allf.f90:44:44*hasIf=1**", RegionInfo { clauses: clauses(&["If"]), ..info(Task, "allf.f90", (42, 42), (44, 44)) }),
+            ("106*regionType=task*sscl=/opt/code/demo01/allf.f90:45:45*escl=/opt/code/demo01/allf.f90:47:47*hasUntied=1**", RegionInfo { clauses: clauses(&["Untied"]), ..info(Task, "allf.f90", (45, 45), (47, 47)) }),
+            ("99*regionType=workshare*sscl=/opt/code/demo01/allf.f90:49:49*escl=/opt/code/demo01/allf.f90:51:51**", info(Workshare, "allf.f90", (49, 49), (51, 51))),
+            ("100*regionType=paralleldo*sscl=/opt/code/demo01/allf.f90:59:59*escl=/opt/code/demo01/allf.f90:63:63**", info(ParallelDo, "allf.f90", (59, 59), (63, 63))),
+            ("106*regionType=parallelsections*sscl=/opt/code/demo01/allf.f90:64:64*escl=/opt/code/demo01/allf.f90:67:67**", info(ParallelSections, "allf.f90", (64, 64), (67, 67))),
+            ("107*regionType=parallelworkshare*sscl=/opt/code/demo01/allf.f90:68:68*escl=/opt/code/demo01/allf.f90:70:70**", info(ParallelWorkshare, "allf.f90", (68, 68), (70, 70))),
+            ("120*regionType=userRegion*sscl=/opt/code/demo01/allf.f90:71:71*escl=/opt/code/demo01/allf.f90:73:73*userRegionName=ufoo**", RegionInfo { user_region_name: Some("ufoo".into()), ..info(UserRegion, "allf.f90", (71, 71), (73, 73)) }),
+            // F77 fixed form.
+            ("109*regionType=paralleldo*sscl=/opt/code/demo01/fx.f:3:3*escl=/opt/code/demo01/fx.f:6:6*hasSchedule=static,4**", RegionInfo { schedule: Some("static,4".into()), ..info(ParallelDo, "fx.f", (3, 3), (6, 6)) }),
+        ];
 
         for (ctc, expected) in cases {
             // As declared in Fortran: two trailing blanks, no NUL.
@@ -1020,16 +963,13 @@ mod tests {
     #[test]
     fn missing_terminator() {
         // Ends inside the last pair: reported, the pair is still used.
-        let (got, problems) = parse(b"88*regionType=task*sscl=/a/t.c:42:42*escl=/a/t.c:43:43");
-        assert_eq!(got.unwrap().end, range("/a/t.c", 43, 43));
-        assert_eq!(
-            messages(&problems),
-            ["missing terminating `**` (the input ends inside `escl=/a/t.c:43:43`)"]
+        let got = parse_reporting(
+            b"88*regionType=task*sscl=/a/t.c:42:42*escl=/a/t.c:43:43",
+            &["missing terminating `**` (the input ends inside `escl=/a/t.c:43:43`)"],
         );
+        assert_eq!(got.end, range("/a/t.c", 43, 43));
         // Only the very last `*` missing: tolerated, as by OPARI2.
-        let (got, problems) = parse(b"88*regionType=task*sscl=/a/t.c:42:42*escl=/a/t.c:43:43*");
-        assert!(got.is_some());
-        assert!(problems.is_empty(), "{:?}", messages(&problems));
+        clean("88*regionType=task*sscl=/a/t.c:42:42*escl=/a/t.c:43:43*");
         // Clause flag cut short.
         let (got, problems) = parse(b"*regionType=task*sscl=t.c:1:1*escl=t.c:2:2*hasIf=1");
         assert_eq!(got.unwrap().clauses, clauses(&["If"]));
@@ -1071,56 +1011,60 @@ mod tests {
 
     #[test]
     fn missing_star_after_length() {
-        let (got, problems) = parse(b"92regionType=barrier*sscl=b.c:1:1*escl=b.c:1:1**");
-        assert_eq!(got.unwrap().start, range("b.c", 1, 1));
-        assert_eq!(messages(&problems), ["missing `*` after the length prefix"]);
+        let got = parse_reporting(
+            b"92regionType=barrier*sscl=b.c:1:1*escl=b.c:1:1**",
+            &["missing `*` after the length prefix"],
+        );
+        assert_eq!(got.start, range("b.c", 1, 1));
         // Garbage before the first `*`: reported and skipped.
-        let (got, problems) = parse(b"92x*regionType=barrier*sscl=b.c:1:1*escl=b.c:1:1**");
-        assert!(got.is_some());
-        assert_eq!(
-            messages(&problems),
-            [
+        parse_reporting(
+            b"92x*regionType=barrier*sscl=b.c:1:1*escl=b.c:1:1**",
+            &[
                 "missing `*` after the length prefix",
-                "pair `x` has no `=` (ignored)"
-            ]
+                "pair `x` has no `=` (ignored)",
+            ],
         );
     }
 
     #[test]
     fn unknown_keys() {
-        let (got, problems) = parse(with("foo=bar*RegionType=x*has=1*hasX=1").as_bytes());
-        let got = got.unwrap();
-        assert_eq!(got.region_type, RegionType::Parallel);
-        assert_eq!(got.clauses, clauses(&["X"]));
-        assert_eq!(
-            messages(&problems),
-            [
+        let got = parse_reporting(
+            with("foo=bar*RegionType=x*has=1*hasX=1").as_bytes(),
+            &[
                 "unknown key `foo` (ignored)",
                 "unknown key `RegionType` (ignored)",
-                "unknown key `has` (ignored)"
-            ]
+                "unknown key `has` (ignored)",
+            ],
         );
+        assert_eq!(got.region_type, RegionType::Parallel);
+        assert_eq!(got.clauses, clauses(&["X"]));
     }
 
     #[test]
     fn no_region_type() {
-        let ctc = b"*sscl=/x/y/b.c:12:13*escl=/x/y/b.c:14:14**";
-        let (got, problems) = parse(ctc);
-        assert_eq!(got, None);
-        assert_eq!(messages(&problems), ["missing `regionType`"]);
-        assert_eq!(parse_lossy_name(ctc), "unknown region @b.c:12");
-
-        let ctc = b"*regionType=*sscl=b.c:12:13*escl=b.c:14:14**";
-        let (got, problems) = parse(ctc);
-        assert_eq!(got, None);
-        assert_eq!(messages(&problems), ["empty `regionType`"]);
-        assert_eq!(parse_lossy_name(ctc), "unknown region @b.c:12");
-
-        let ctc = b"*regionType=simd*sscl=/p/b.c:12:13*escl=/p/b.c:14:14**";
-        let (got, problems) = parse(ctc);
-        assert_eq!(got, None);
-        assert_eq!(messages(&problems), ["unknown region type `simd`"]);
-        assert_eq!(parse_lossy_name(ctc), "simd @b.c:12");
+        // (CTC string, problem, lossy name)
+        for (ctc, problem, name) in [
+            (
+                "*sscl=/x/y/b.c:12:13*escl=/x/y/b.c:14:14**",
+                "missing `regionType`",
+                "unknown region @b.c:12",
+            ),
+            (
+                "*regionType=*sscl=b.c:12:13*escl=b.c:14:14**",
+                "empty `regionType`",
+                "unknown region @b.c:12",
+            ),
+            (
+                "*regionType=simd*sscl=/p/b.c:12:13*escl=/p/b.c:14:14**",
+                "unknown region type `simd`",
+                "simd @b.c:12",
+            ),
+        ] {
+            let (got, problems) = parse(ctc.as_bytes());
+            assert_eq!(got, None);
+            assert_eq!(messages(&problems), [problem]);
+            assert_eq!(parse_lossy_name(ctc.as_bytes()), name);
+        }
 
         let ctc = b"*regionType=simd\n*sscl=bad**";
         assert_eq!(parse_lossy_name(ctc), "simd\\n");
@@ -1133,37 +1077,31 @@ mod tests {
 
     #[test]
     fn missing_scl() {
-        let (got, problems) = parse(b"*regionType=parallel**");
-        let got = got.unwrap();
+        let got = parse_reporting(
+            b"*regionType=parallel**",
+            &["missing `sscl`", "missing `escl` (using `sscl` instead)"],
+        );
         assert_eq!(got.start, SourceRange::default());
         assert_eq!(got.end, SourceRange::default());
-        assert_eq!(
-            messages(&problems),
-            ["missing `sscl`", "missing `escl` (using `sscl` instead)"]
+        let got = parse_reporting(
+            b"*regionType=parallel*sscl=p.c:3:4**",
+            &["missing `escl` (using `sscl` instead)"],
         );
-        let (got, problems) = parse(b"*regionType=parallel*sscl=p.c:3:4**");
-        let got = got.unwrap();
         assert_eq!(got.end, range("p.c", 3, 4));
-        assert_eq!(
-            messages(&problems),
-            ["missing `escl` (using `sscl` instead)"]
-        );
     }
 
     #[test]
     fn malformed_scl() {
         let ctc = "*regionType=for*sscl=f.c:99999999999999999999:3*escl=f.c:x:5**";
-        let (got, problems) = parse(ctc.as_bytes());
-        let got = got.unwrap();
+        let got = parse_reporting(
+            ctc.as_bytes(),
+            &[
+                "`sscl` line `99999999999999999999` is too large (using 0)",
+                "`escl` line `x` is not a non-negative integer (using 0)",
+            ],
+        );
         assert_eq!(got.start, range("f.c", 0, 3));
         assert_eq!(got.end, range("f.c", 0, 5));
-        assert_eq!(
-            messages(&problems),
-            [
-                "`sscl` line `99999999999999999999` is too large (using 0)",
-                "`escl` line `x` is not a non-negative integer (using 0)"
-            ]
-        );
 
         let (got, problems) =
             parse(b"*regionType=for*sscl=f.c:9:5*escl=f.c:4294967295:4294967295**");
@@ -1175,29 +1113,25 @@ mod tests {
             ["`sscl` first line 9 is after its last line 5"]
         );
 
-        let (got, problems) = parse(b"*regionType=for*sscl=f.c:7*escl=nolines**");
-        let got = got.unwrap();
+        let got = parse_reporting(
+            b"*regionType=for*sscl=f.c:7*escl=nolines**",
+            &[
+                "`sscl` value `f.c:7` is not `file:line1:line2`",
+                "`escl` value `nolines` is not `file:line1:line2`",
+            ],
+        );
         assert_eq!(got.start, range("f.c", 7, 7));
         assert_eq!(got.end, range("nolines", 0, 0));
-        assert_eq!(
-            messages(&problems),
-            [
-                "`sscl` value `f.c:7` is not `file:line1:line2`",
-                "`escl` value `nolines` is not `file:line1:line2`"
-            ]
-        );
 
-        let (got, problems) = parse(b"*regionType=for*sscl=:1:2*escl=f.c:-1:+2**");
-        let got = got.unwrap();
-        assert_eq!(got.start, range("", 1, 2));
-        assert_eq!(
-            messages(&problems),
-            [
+        let got = parse_reporting(
+            b"*regionType=for*sscl=:1:2*escl=f.c:-1:+2**",
+            &[
                 "`sscl` has an empty file name",
                 "`escl` line `-1` is not a non-negative integer (using 0)",
-                "`escl` line `+2` is not a non-negative integer (using 0)"
-            ]
+                "`escl` line `+2` is not a non-negative integer (using 0)",
+            ],
         );
+        assert_eq!(got.start, range("", 1, 2));
         assert_eq!(parse_lossy_name(b"*regionType=for*sscl=:1:2**"), "for");
         assert_eq!(parse_lossy_name(b"*regionType=for*sscl=a.c:1:x**"), "for");
 
@@ -1210,128 +1144,111 @@ mod tests {
 
     #[test]
     fn huge_numbers() {
-        let (got, problems) = parse(
+        let got = parse_reporting(
             b"*regionType=sections*sscl=s.c:99999999999999999999:99999999999999999999\
               *escl=s.c:4294967296:1*numSections=99999999999999999999**",
-        );
-        let got = got.unwrap();
-        assert_eq!(got.start, range("s.c", 0, 0));
-        assert_eq!(got.end, range("s.c", 0, 1));
-        assert_eq!(got.num_sections, None);
-        assert_eq!(
-            messages(&problems),
-            [
+            &[
                 "`sscl` line `99999999999999999999` is too large (using 0)",
                 "`sscl` line `99999999999999999999` is too large (using 0)",
                 "`escl` line `4294967296` is too large (using 0)",
                 "`numSections` value `99999999999999999999` is too large",
-            ]
+            ],
         );
+        assert_eq!(got.start, range("s.c", 0, 0));
+        assert_eq!(got.end, range("s.c", 0, 1));
+        assert_eq!(got.num_sections, None);
     }
 
     #[test]
     fn num_sections_problems() {
         let base = "*regionType=sections*sscl=s.c:1:1*escl=s.c:5:5";
-        let (got, problems) = parse(format!("{base}**").as_bytes());
-        assert_eq!(got.unwrap().num_sections, None);
-        assert_eq!(
-            messages(&problems),
-            ["`sections` region without `numSections`"]
-        );
-
-        let (got, problems) = parse(format!("{base}*numSections=0**").as_bytes());
-        assert_eq!(got.unwrap().num_sections, Some(0));
-        assert_eq!(
-            messages(&problems),
-            ["`sections` region with `numSections=0`"]
-        );
-
-        let (got, problems) = parse(format!("{base}*numSections=-2**").as_bytes());
-        assert_eq!(got.unwrap().num_sections, None);
-        assert_eq!(
-            messages(&problems),
-            ["`numSections` value `-2` is not a non-negative integer"]
-        );
+        for (rest, num_sections, problem) in [
+            ("**", None, "`sections` region without `numSections`"),
+            (
+                "*numSections=0**",
+                Some(0),
+                "`sections` region with `numSections=0`",
+            ),
+            (
+                "*numSections=-2**",
+                None,
+                "`numSections` value `-2` is not a non-negative integer",
+            ),
+        ] {
+            let got = parse_reporting(format!("{base}{rest}").as_bytes(), &[problem]);
+            assert_eq!(got.num_sections, num_sections);
+        }
     }
 
     #[test]
     fn user_region_without_name() {
-        let (got, problems) = parse(b"*regionType=userRegion*sscl=u.c:1:1*escl=u.c:2:2**");
-        assert_eq!(got.unwrap().user_region_name, None);
-        assert_eq!(messages(&problems), ["user region without a name"]);
+        let got = parse_reporting(
+            b"*regionType=userRegion*sscl=u.c:1:1*escl=u.c:2:2**",
+            &["user region without a name"],
+        );
+        assert_eq!(got.user_region_name, None);
     }
 
     #[test]
     fn empty_values() {
-        let (got, problems) = parse(
+        let got = parse_reporting(
             b"*regionType=critical*sscl=c.c:1:1*escl=c.c:2:2*criticalName=*hasSchedule=*hasDefault=*hasIf=**",
+            &[
+                "`hasIf` value `` is not 0 or 1 (ignored)",
+                "empty `criticalName` (treated as an unnamed critical)",
+                "empty value for `hasSchedule`",
+                "empty value for `hasDefault`",
+            ],
         );
-        let got = got.unwrap();
         assert_eq!(got.critical_name, None);
         assert_eq!(got.schedule.as_deref(), Some(""));
         assert_eq!(got.default.as_deref(), Some(""));
         assert!(got.clauses.is_empty());
-        assert_eq!(
-            messages(&problems),
-            [
-                "`hasIf` value `` is not 0 or 1 (ignored)",
-                "empty `criticalName` (treated as an unnamed critical)",
-                "empty value for `hasSchedule`",
-                "empty value for `hasDefault`"
-            ]
-        );
     }
 
     #[test]
     fn bad_flag_values() {
-        let (got, problems) = parse(with("hasNowait=2*hasIf=yes*hasShared=1").as_bytes());
-        assert_eq!(got.unwrap().clauses, clauses(&["Shared"]));
-        assert_eq!(
-            messages(&problems),
-            [
+        let got = parse_reporting(
+            with("hasNowait=2*hasIf=yes*hasShared=1").as_bytes(),
+            &[
                 "`hasNowait` value `2` is not 0 or 1 (ignored)",
-                "`hasIf` value `yes` is not 0 or 1 (ignored)"
-            ]
+                "`hasIf` value `yes` is not 0 or 1 (ignored)",
+            ],
         );
+        assert_eq!(got.clauses, clauses(&["Shared"]));
     }
 
     #[test]
     fn repeated_keys() {
-        let (got, problems) = parse(
+        let got = parse_reporting(
             b"*regionType=for*regionType=do*sscl=a.f:1:1*escl=a.f:2:2*sscl=b.f:3:3\
               *hasNowait=1*hasIf=1*hasNowait=0*hasIf=1**",
-        );
-        let got = got.unwrap();
-        assert_eq!(got.region_type, RegionType::Do);
-        assert_eq!(got.start, range("b.f", 3, 3));
-        assert_eq!(got.clauses, clauses(&["If"]));
-        assert_eq!(
-            messages(&problems),
-            [
+            &[
                 "repeated key `regionType` (the later value wins)",
                 "repeated key `sscl` (the later value wins)",
                 "repeated key `hasNowait` (the later value wins)",
-                "repeated key `hasIf` (the later value wins)"
-            ]
+                "repeated key `hasIf` (the later value wins)",
+            ],
         );
+        assert_eq!(got.region_type, RegionType::Do);
+        assert_eq!(got.start, range("b.f", 3, 3));
+        assert_eq!(got.clauses, clauses(&["If"]));
     }
 
     #[test]
     fn pairs_without_equals_or_key() {
         // Unlike OPARI2, `foo` does not swallow the next pair.
-        let (got, problems) = parse(b"*regionType=for*foo*sscl=a.c:1:1*=x*escl=a.c:2:2*=*a=b=c**");
-        let got = got.unwrap();
-        assert_eq!(got.start, range("a.c", 1, 1));
-        assert_eq!(got.end, range("a.c", 2, 2));
-        assert_eq!(
-            messages(&problems),
-            [
+        let got = parse_reporting(
+            b"*regionType=for*foo*sscl=a.c:1:1*=x*escl=a.c:2:2*=*a=b=c**",
+            &[
                 "pair `foo` has no `=` (ignored)",
                 "empty key in pair `=x` (ignored)",
                 "empty key in pair `=` (ignored)",
-                "unknown key `a` (ignored)"
-            ]
+                "unknown key `a` (ignored)",
+            ],
         );
+        assert_eq!(got.start, range("a.c", 1, 1));
+        assert_eq!(got.end, range("a.c", 2, 2));
     }
 
     #[test]

@@ -114,37 +114,44 @@ unsafe fn value<T: Copy + Default>(p: *const T) -> T {
 /// `name, "UPPER", (args) [-> ret] { body }`, where `name` is the lower-case name without the
 /// `pomp2_` prefix and the body runs inside [`ffi_boundary!`], or one of the two shorthands for
 /// entries whose work is one call on the construct behind the handle:
-/// `name, "UPPER": with_ctc => call;` (handle and CTC string: an empty handle is assigned
-/// first) and `name, "UPPER": assigned => call;` (handle only); and one for the lock wrappers,
-/// `name, "UPPER": lock Call => omp_op, "omp_name";`.
+/// `name, "UPPER": with_ctc call;` (handle and CTC string: an empty handle is assigned first)
+/// and `name, "UPPER": assigned call;` (handle only), `call` a function of
+/// `measure::constructs`; and one for the lock wrappers, `name, "UPPER": lock Call;`, which
+/// records `LockCall::Call` around the runtime's Fortran entry of the same name
+/// (`omp_<name>_`), or `name, "UPPER": test_lock Call;` for the two that return the runtime's
+/// result.
 macro_rules! fortran {
     () => {};
-    ($(#[$attr:meta])* $name:ident, $upper:literal: with_ctc => $call:path; $($rest:tt)*) => {
+    ($(#[$attr:meta])* $name:ident, $upper:literal: with_ctc $call:ident; $($rest:tt)*) => {
         fortran!(@entry $(#[$attr])* $name, $upper, (h: *mut Handle, ctc: *const c_char, len: Len) {
             // SAFETY: the module's contract.
             if let Some(c) = unsafe { construct(h, ctc, len, false) } {
-                $call(c)
+                m::$call(c)
             }
         });
         fortran!($($rest)*);
     };
-    (
-        $(#[$attr:meta])*
-        $name:ident, $upper:literal: lock $call:ident => $op:path, $omp_name:literal; $($rest:tt)*
-    ) => {
+    ($(#[$attr:meta])* $name:ident, $upper:literal: lock $call:ident; $($rest:tt)*) => {
         fortran!(@entry $(#[$attr])* $name, $upper, (lock: *mut c_void) {
             lock_call(LockCall::$call, lock as usize, || {
                 // SAFETY: the module's contract.
-                real(unsafe { $op(lock) }, $omp_name)
+                real(unsafe { omp::$name(lock) }, concat!("omp_", stringify!($name), "_"))
             });
         });
         fortran!($($rest)*);
     };
-    ($(#[$attr:meta])* $name:ident, $upper:literal: assigned => $call:path; $($rest:tt)*) => {
+    ($(#[$attr:meta])* $name:ident, $upper:literal: test_lock $call:ident; $($rest:tt)*) => {
+        fortran!(@entry $(#[$attr])* $name, $upper, (lock: *mut c_void) -> c_int {
+            // SAFETY: the module's contract.
+            lock_call(LockCall::$call, lock as usize, || unsafe { omp::$name(lock) })
+        });
+        fortran!($($rest)*);
+    };
+    ($(#[$attr:meta])* $name:ident, $upper:literal: assigned $call:ident; $($rest:tt)*) => {
         fortran!(@entry $(#[$attr])* $name, $upper, (h: *mut Handle) {
             // SAFETY: the module's contract.
             if let Some(c) = unsafe { assigned(h) } {
-                $call(c)
+                m::$call(c)
             }
         });
         fortran!($($rest)*);
@@ -207,9 +214,8 @@ macro_rules! fortran {
 fortran! {
     /// `POMP2_Parallel_fork(h, pomp2_if, pomp2_num_threads, pomp2_old_task, ctc)`.
     parallel_fork, "POMP2_PARALLEL_FORK",
-    (h: *mut Handle, if_clause: *const c_int, num_threads: *const c_int, old: *mut Task,
+    (h: *mut Handle, _if_clause: *const c_int, num_threads: *const c_int, old: *mut Task,
      ctc: *const c_char, len: Len) {
-        let _ = if_clause;
         // SAFETY: the module's contract.
         unsafe {
             let _ = construct(h, ctc, len, false);
@@ -238,38 +244,38 @@ fortran! {
 
 fortran! {
     // `!$omp do` (the C `POMP2_For_enter`).
-    do_enter, "POMP2_DO_ENTER": with_ctc => m::enter_outer;
-    do_exit, "POMP2_DO_EXIT": assigned => m::leave_outer;
+    do_enter, "POMP2_DO_ENTER": with_ctc enter_outer;
+    do_exit, "POMP2_DO_EXIT": assigned leave_outer;
 
     // OPARI2 calls this without the CTC argument for `!$omp parallel sections` (semantics doc
     // 2.4), so `ctc` and `len` are garbage there. That call always comes with an assigned
     // handle: the combined construct shares the handle of its `pomp2_parallel_fork`, which
     // assigns it first. The string is read only for an empty handle, i.e. only for a plain
     // `!$omp sections`, which does pass it.
-    sections_enter, "POMP2_SECTIONS_ENTER": with_ctc => m::enter_outer;
-    sections_exit, "POMP2_SECTIONS_EXIT": assigned => m::leave_outer;
-    section_begin, "POMP2_SECTION_BEGIN": with_ctc => m::enter_inner;
-    section_end, "POMP2_SECTION_END": assigned => m::leave_inner;
-    single_enter, "POMP2_SINGLE_ENTER": with_ctc => m::enter_outer;
-    single_exit, "POMP2_SINGLE_EXIT": assigned => m::leave_outer;
-    single_begin, "POMP2_SINGLE_BEGIN": assigned => m::enter_inner;
-    single_end, "POMP2_SINGLE_END": assigned => m::leave_inner;
-    master_begin, "POMP2_MASTER_BEGIN": with_ctc => m::enter_inner;
-    master_end, "POMP2_MASTER_END": assigned => m::leave_inner;
-    critical_enter, "POMP2_CRITICAL_ENTER": with_ctc => m::enter_outer;
-    critical_exit, "POMP2_CRITICAL_EXIT": assigned => m::leave_outer;
-    critical_begin, "POMP2_CRITICAL_BEGIN": assigned => m::critical_begin;
-    critical_end, "POMP2_CRITICAL_END": assigned => m::critical_end;
-    ordered_enter, "POMP2_ORDERED_ENTER": with_ctc => m::enter_outer;
-    ordered_exit, "POMP2_ORDERED_EXIT": assigned => m::leave_outer;
-    ordered_begin, "POMP2_ORDERED_BEGIN": assigned => m::enter_inner;
-    ordered_end, "POMP2_ORDERED_END": assigned => m::leave_inner;
-    atomic_enter, "POMP2_ATOMIC_ENTER": with_ctc => m::enter_outer;
-    atomic_exit, "POMP2_ATOMIC_EXIT": assigned => m::leave_outer;
-    flush_enter, "POMP2_FLUSH_ENTER": with_ctc => m::enter_outer;
-    flush_exit, "POMP2_FLUSH_EXIT": assigned => m::leave_outer;
-    workshare_enter, "POMP2_WORKSHARE_ENTER": with_ctc => m::enter_outer;
-    workshare_exit, "POMP2_WORKSHARE_EXIT": assigned => m::leave_outer;
+    sections_enter, "POMP2_SECTIONS_ENTER": with_ctc enter_outer;
+    sections_exit, "POMP2_SECTIONS_EXIT": assigned leave_outer;
+    section_begin, "POMP2_SECTION_BEGIN": with_ctc enter_inner;
+    section_end, "POMP2_SECTION_END": assigned leave_inner;
+    single_enter, "POMP2_SINGLE_ENTER": with_ctc enter_outer;
+    single_exit, "POMP2_SINGLE_EXIT": assigned leave_outer;
+    single_begin, "POMP2_SINGLE_BEGIN": assigned enter_inner;
+    single_end, "POMP2_SINGLE_END": assigned leave_inner;
+    master_begin, "POMP2_MASTER_BEGIN": with_ctc enter_inner;
+    master_end, "POMP2_MASTER_END": assigned leave_inner;
+    critical_enter, "POMP2_CRITICAL_ENTER": with_ctc enter_outer;
+    critical_exit, "POMP2_CRITICAL_EXIT": assigned leave_outer;
+    critical_begin, "POMP2_CRITICAL_BEGIN": assigned critical_begin;
+    critical_end, "POMP2_CRITICAL_END": assigned critical_end;
+    ordered_enter, "POMP2_ORDERED_ENTER": with_ctc enter_outer;
+    ordered_exit, "POMP2_ORDERED_EXIT": assigned leave_outer;
+    ordered_begin, "POMP2_ORDERED_BEGIN": assigned enter_inner;
+    ordered_end, "POMP2_ORDERED_END": assigned leave_inner;
+    atomic_enter, "POMP2_ATOMIC_ENTER": with_ctc enter_outer;
+    atomic_exit, "POMP2_ATOMIC_EXIT": assigned leave_outer;
+    flush_enter, "POMP2_FLUSH_ENTER": with_ctc enter_outer;
+    flush_exit, "POMP2_FLUSH_EXIT": assigned leave_outer;
+    workshare_enter, "POMP2_WORKSHARE_ENTER": with_ctc enter_outer;
+    workshare_exit, "POMP2_WORKSHARE_EXIT": assigned leave_outer;
 }
 
 // ---- barriers and taskwait ----------------------------------------------------------------
@@ -312,9 +318,8 @@ fortran! {
 
 fortran! {
     task_create_begin, "POMP2_TASK_CREATE_BEGIN",
-    (h: *mut Handle, new: *mut Task, old: *mut Task, if_clause: *const c_int,
+    (h: *mut Handle, new: *mut Task, old: *mut Task, _if_clause: *const c_int,
      ctc: *const c_char, len: Len) {
-        let _ = if_clause;
         // SAFETY: the module's contract.
         unsafe {
             if let Some((n, o)) = c::task_create_begin(construct(h, ctc, len, false)) {
@@ -334,12 +339,12 @@ fortran! {
         unsafe { c::task_begin(assigned(h), value(task)) }
     }
 
-    task_end, "POMP2_TASK_END": assigned => m::task_end;
+    task_end, "POMP2_TASK_END": assigned task_end;
     untied_task_create_begin, "POMP2_UNTIED_TASK_CREATE_BEGIN",
-    (h: *mut Handle, new: *mut Task, old: *mut Task, if_clause: *const c_int,
+    (h: *mut Handle, new: *mut Task, old: *mut Task, _if_clause: *const c_int,
      ctc: *const c_char, len: Len) {
         // SAFETY: the module's contract.
-        unsafe { super::task_create_begin::body(h, new, old, if_clause, ctc, len) }
+        unsafe { super::task_create_begin::body(h, new, old, _if_clause, ctc, len) }
     }
 
     untied_task_create_end, "POMP2_UNTIED_TASK_CREATE_END", (h: *mut Handle, old: *const Task) {
@@ -383,7 +388,7 @@ fortran! {
     }
 
     // `!$pomp inst end(name)` and every `!$pomp inst altend(name)`.
-    end, "POMP2_END": assigned => m::leave_outer;
+    end, "POMP2_END": assigned leave_outer;
 
     /// `!$pomp inst init`.
     init, "POMP2_INIT", () {
@@ -414,27 +419,21 @@ fortran! {
 // ---- lock wrappers: the runtime's Fortran lock entries, keyed by the variable's address -----
 
 fortran! {
-    init_lock, "POMP2_INIT_LOCK": lock Init => omp::init_lock, "omp_init_lock_";
-    destroy_lock, "POMP2_DESTROY_LOCK": lock Destroy => omp::destroy_lock, "omp_destroy_lock_";
-    set_lock, "POMP2_SET_LOCK": lock Set => omp::set_lock, "omp_set_lock_";
-    unset_lock, "POMP2_UNSET_LOCK": lock Unset => omp::unset_lock, "omp_unset_lock_";
+    init_lock, "POMP2_INIT_LOCK": lock Init;
+    destroy_lock, "POMP2_DESTROY_LOCK": lock Destroy;
+    set_lock, "POMP2_SET_LOCK": lock Set;
+    unset_lock, "POMP2_UNSET_LOCK": lock Unset;
 
     /// Returns the LOGICAL `omp_test_lock` returned.
-    test_lock, "POMP2_TEST_LOCK", (lock: *mut c_void) -> c_int {
-        // SAFETY: the module's contract.
-        lock_call(LockCall::Test, lock as usize, || unsafe { omp::test_lock(lock) })
-    }
+    test_lock, "POMP2_TEST_LOCK": test_lock Test;
 
-    init_nest_lock, "POMP2_INIT_NEST_LOCK": lock InitNest => omp::init_nest_lock, "omp_init_nest_lock_";
-    destroy_nest_lock, "POMP2_DESTROY_NEST_LOCK": lock DestroyNest => omp::destroy_nest_lock, "omp_destroy_nest_lock_";
-    set_nest_lock, "POMP2_SET_NEST_LOCK": lock SetNest => omp::set_nest_lock, "omp_set_nest_lock_";
-    unset_nest_lock, "POMP2_UNSET_NEST_LOCK": lock UnsetNest => omp::unset_nest_lock, "omp_unset_nest_lock_";
+    init_nest_lock, "POMP2_INIT_NEST_LOCK": lock InitNest;
+    destroy_nest_lock, "POMP2_DESTROY_NEST_LOCK": lock DestroyNest;
+    set_nest_lock, "POMP2_SET_NEST_LOCK": lock SetNest;
+    unset_nest_lock, "POMP2_UNSET_NEST_LOCK": lock UnsetNest;
 
     /// Returns the new nesting count (0: not obtained), as `omp_test_nest_lock` does.
-    test_nest_lock, "POMP2_TEST_NEST_LOCK", (lock: *mut c_void) -> c_int {
-        // SAFETY: the module's contract.
-        lock_call(LockCall::TestNest, lock as usize, || unsafe { omp::test_nest_lock(lock) })
-    }
+    test_nest_lock, "POMP2_TEST_NEST_LOCK": test_lock TestNest;
 }
 
 #[cfg(test)]

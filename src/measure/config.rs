@@ -24,149 +24,72 @@ pub struct Variable {
     pub phase: Phase,
 }
 
-const fn run(name: &'static str, default: &'static str, meaning: &'static str) -> Variable {
-    Variable {
-        name,
-        default,
-        meaning,
-        phase: Phase::Run,
-    }
+/// Defines each variable as a `const` and lists them all, in order, in `VARIABLES`.
+macro_rules! variables {
+    ($($phase:ident $NAME:ident = $name:literal, default $default:literal, $meaning:literal;)*) => {
+        $(pub const $NAME: Variable = Variable {
+            name: $name,
+            default: $default,
+            meaning: $meaning,
+            phase: Phase::$phase,
+        };)*
+
+        /// Every `POMPTRACE_*` variable, run-time ones first.
+        pub const VARIABLES: [Variable; [$($name),*].len()] = [$($NAME),*];
+    };
 }
 
-const fn build(name: &'static str, default: &'static str, meaning: &'static str) -> Variable {
-    Variable {
-        name,
-        default,
-        meaning,
-        phase: Phase::Build,
-    }
+variables! {
+    Run EXPERIMENT_DIRECTORY = "POMPTRACE_EXPERIMENT_DIRECTORY",
+        default "pomptrace-<program>-<YYYYmmdd_HHMMSS>-<pid>",
+        "where traces.otf2, its files and pomptrace.cfg go (falls back to $TMPDIR with a warning \
+         when not writable); a directory another process is writing, that already holds a trace, \
+         or that holds the remains of a killed run gives way to DIR-<pid>, said in one line";
+    Run ENABLE = "POMPTRACE_ENABLE", default "1",
+        "0 records nothing (OpenMP calls such as the lock wrappers still work)";
+    Run CHUNK_SIZE = "POMPTRACE_CHUNK_SIZE", default "1M",
+        "bytes per in-memory event chunk (4K-16M); file chunks are at least 256 KiB";
+    Run BUFFER_SIZE = "POMPTRACE_BUFFER_SIZE", default "8M",
+        "event memory per thread; when the writer falls behind, recording waits instead of \
+         dropping";
+    Run KEEP_IN_MEMORY = "POMPTRACE_KEEP_IN_MEMORY", default "the buffer size",
+        "a thread's first full event chunks, up to this many bytes (at most the buffer less one \
+         chunk), stay in memory until the end of the run; past that, all of them and every later \
+         chunk are written by the writer thread as they fill. A run that fits never wakes the \
+         writer thread while it runs, so it takes no core from the program; but what is kept is \
+         lost if the process is killed (SIGKILL, OOM, time limit: see pomptrace recover). 0 writes \
+         every full chunk at once (least lost, writer busy during the run)";
+    Run CLOCK = "POMPTRACE_CLOCK", default "auto",
+        "tsc (invariant TSC, calibrated against CLOCK_MONOTONIC) or monotonic";
+    Run VERBOSE = "POMPTRACE_VERBOSE", default "1",
+        "0 silences the closing summary line (warnings still show)";
+    Run FILTERING_FILE = "POMPTRACE_FILTERING_FILE", default "",
+        "a filter file in Score-P's syntax; the user regions and constructs it excludes record \
+         nothing";
+    Run METRICS = "POMPTRACE_METRICS", default "",
+        "counters recorded at every Enter and Leave, e.g. task-clock,page-faults,ru_utime (see \
+         Metrics and snapshots)";
+    Run SAMPLING_INTERVAL = "POMPTRACE_SAMPLING_INTERVAL", default "",
+        "e.g. 10ms: a sampler thread records process RSS, CPU time and I/O bytes on a metric \
+         location once per interval";
+    Run SNAPSHOT_INTERVAL = "POMPTRACE_SNAPSHOT_INTERVAL", default "",
+        "e.g. 100ms: snapshots of what is open on every location, every interval";
+    Run SNAPSHOT_AT_END = "POMPTRACE_SNAPSHOT_AT_END", default "0",
+        "1: one more snapshot at the end of the measurement";
+    Build STATIC = "POMPTRACE_STATIC", default "0",
+        "1 links programs with the static libpomptrace.a (as --static does)";
+    Build SKIP_UNINSTRUMENTABLE = "POMPTRACE_SKIP_UNINSTRUMENTABLE", default "0",
+        "1 compiles a file that opari2 cannot instrument without instrumentation, with one \
+         warning (as --skip-uninstrumentable does)";
+    Build INSTRUMENT_ALL = "POMPTRACE_INSTRUMENT_ALL", default "0",
+        "1 instruments compiles without an OpenMP flag too (as --instrument-all does)";
+    Build KEEP_FILES = "POMPTRACE_KEEP_FILES", default "0",
+        "1 keeps the wrapper's temporary directory (preprocessed and instrumented sources) and \
+         names it (as --keep-files does)";
+    Build WRAPPER_VERBOSE = "POMPTRACE_WRAPPER_VERBOSE", default "0",
+        "1 prints every command the wrapper runs (as --verbose does)";
+    Build OPARI2 = "POMPTRACE_OPARI2", default "opari2", "the opari2 program the wrapper runs";
 }
-
-pub const EXPERIMENT_DIRECTORY: Variable = run(
-    "POMPTRACE_EXPERIMENT_DIRECTORY",
-    "pomptrace-<program>-<YYYYmmdd_HHMMSS>-<pid>",
-    "where traces.otf2, its files and pomptrace.cfg go (falls back to $TMPDIR with a warning \
-     when not writable); a directory another process is writing, that already holds a trace, \
-     or that holds the remains of a killed run gives way to DIR-<pid>, said in one line",
-);
-pub const ENABLE: Variable = run(
-    "POMPTRACE_ENABLE",
-    "1",
-    "0 records nothing (OpenMP calls such as the lock wrappers still work)",
-);
-pub const CHUNK_SIZE: Variable = run(
-    "POMPTRACE_CHUNK_SIZE",
-    "1M",
-    "bytes per in-memory event chunk (4K-16M); file chunks are at least 256 KiB",
-);
-pub const BUFFER_SIZE: Variable = run(
-    "POMPTRACE_BUFFER_SIZE",
-    "8M",
-    "event memory per thread; when the writer falls behind, recording waits instead of \
-     dropping",
-);
-pub const KEEP_IN_MEMORY: Variable = run(
-    "POMPTRACE_KEEP_IN_MEMORY",
-    "the buffer size",
-    "a thread's first full event chunks, up to this many bytes (at most the buffer less one \
-     chunk), stay in memory until the end of the run; past that, all of them and every later \
-     chunk are written by the writer thread as they fill. A run that fits never wakes the \
-     writer thread while it runs, so it takes no core from the program; but what is kept is \
-     lost if the process is killed (SIGKILL, OOM, time limit: see pomptrace recover). 0 writes \
-     every full chunk at once (least lost, writer busy during the run)",
-);
-pub const CLOCK: Variable = run(
-    "POMPTRACE_CLOCK",
-    "auto",
-    "tsc (invariant TSC, calibrated against CLOCK_MONOTONIC) or monotonic",
-);
-pub const VERBOSE: Variable = run(
-    "POMPTRACE_VERBOSE",
-    "1",
-    "0 silences the closing summary line (warnings still show)",
-);
-pub const FILTERING_FILE: Variable = run(
-    "POMPTRACE_FILTERING_FILE",
-    "",
-    "a filter file in Score-P's syntax; the user regions and constructs it excludes record \
-     nothing",
-);
-pub const METRICS: Variable = run(
-    "POMPTRACE_METRICS",
-    "",
-    "counters recorded at every Enter and Leave, e.g. task-clock,page-faults,ru_utime (see \
-     Metrics and snapshots)",
-);
-pub const SAMPLING_INTERVAL: Variable = run(
-    "POMPTRACE_SAMPLING_INTERVAL",
-    "",
-    "e.g. 10ms: a sampler thread records process RSS, CPU time and I/O bytes on a metric \
-     location once per interval",
-);
-pub const SNAPSHOT_INTERVAL: Variable = run(
-    "POMPTRACE_SNAPSHOT_INTERVAL",
-    "",
-    "e.g. 100ms: snapshots of what is open on every location, every interval",
-);
-pub const SNAPSHOT_AT_END: Variable = run(
-    "POMPTRACE_SNAPSHOT_AT_END",
-    "0",
-    "1: one more snapshot at the end of the measurement",
-);
-pub const STATIC: Variable = build(
-    "POMPTRACE_STATIC",
-    "0",
-    "1 links programs with the static libpomptrace.a (as --static does)",
-);
-pub const SKIP_UNINSTRUMENTABLE: Variable = build(
-    "POMPTRACE_SKIP_UNINSTRUMENTABLE",
-    "0",
-    "1 compiles a file that opari2 cannot instrument without instrumentation, with one \
-     warning (as --skip-uninstrumentable does)",
-);
-pub const INSTRUMENT_ALL: Variable = build(
-    "POMPTRACE_INSTRUMENT_ALL",
-    "0",
-    "1 instruments compiles without an OpenMP flag too (as --instrument-all does)",
-);
-pub const KEEP_FILES: Variable = build(
-    "POMPTRACE_KEEP_FILES",
-    "0",
-    "1 keeps the wrapper's temporary directory (preprocessed and instrumented sources) and \
-     names it (as --keep-files does)",
-);
-pub const WRAPPER_VERBOSE: Variable = build(
-    "POMPTRACE_WRAPPER_VERBOSE",
-    "0",
-    "1 prints every command the wrapper runs (as --verbose does)",
-);
-pub const OPARI2: Variable = build(
-    "POMPTRACE_OPARI2",
-    "opari2",
-    "the opari2 program the wrapper runs",
-);
-
-/// Every `POMPTRACE_*` variable, run-time ones first.
-pub const VARIABLES: [Variable; 18] = [
-    EXPERIMENT_DIRECTORY,
-    ENABLE,
-    CHUNK_SIZE,
-    BUFFER_SIZE,
-    KEEP_IN_MEMORY,
-    CLOCK,
-    VERBOSE,
-    FILTERING_FILE,
-    METRICS,
-    SAMPLING_INTERVAL,
-    SNAPSHOT_INTERVAL,
-    SNAPSHOT_AT_END,
-    STATIC,
-    SKIP_UNINSTRUMENTABLE,
-    INSTRUMENT_ALL,
-    KEEP_FILES,
-    WRAPPER_VERBOSE,
-    OPARI2,
-];
 
 /// A variable's value in this environment, if set and not blank.
 pub fn value(variable: &Variable) -> Option<String> {

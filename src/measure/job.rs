@@ -233,8 +233,7 @@ mod tests {
 
     #[test]
     fn one_unifier_is_elected() {
-        let dir = std::env::temp_dir().join(format!("pomptrace-elect-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::otf2::test_dir("pomptrace-elect");
         let _ = std::fs::remove_file(dir.join(UNIFIER_MARKER));
         assert!(elected(&dir));
         assert!(!elected(&dir));

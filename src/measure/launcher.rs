@@ -114,6 +114,15 @@ mod tests {
         (found, warnings)
     }
 
+    fn job_rank(rank: u32, size: u32, source: &'static str, job_id: Option<&str>) -> JobRank {
+        JobRank {
+            rank,
+            size,
+            job_id: job_id.map(String::from),
+            source,
+        }
+    }
+
     #[test]
     fn a_plain_run_has_no_rank() {
         assert_eq!(detect_in(&[("HOME", "/root")]), (None, vec![]));
@@ -121,17 +130,15 @@ mod tests {
 
     #[test]
     fn open_mpi_rank_size_and_job() {
-        let (found, warnings) = detect_in(&[
+        let found = detect_in(&[
             ("OMPI_COMM_WORLD_RANK", "3"),
             ("OMPI_COMM_WORLD_SIZE", "4"),
             ("OMPI_MCA_ess_base_jobid", "2839609345"),
             ("PMIX_RANK", "3"),
             ("PMIX_NAMESPACE", "prterun-host-1234@1"),
         ]);
-        assert!(warnings.is_empty());
-        let found = found.unwrap();
-        assert_eq!((found.rank, found.size, found.source), (3, 4, "Open MPI"));
-        assert_eq!(found.job_id.as_deref(), Some("2839609345"));
+        let expected = job_rank(3, 4, "Open MPI", Some("2839609345"));
+        assert_eq!(found, (Some(expected), vec![]));
     }
 
     #[test]
@@ -141,20 +148,14 @@ mod tests {
             ("PMIX_SIZE", "2"),
             ("PMIX_NAMESPACE", "prterun-host-1234@1"),
         ]);
-        let found = found.unwrap();
-        assert_eq!((found.rank, found.size, found.source), (1, 2, "PMIx"));
-        assert_eq!(found.job_id.as_deref(), Some("prterun-host-1234_1"));
+        let expected = job_rank(1, 2, "PMIx", Some("prterun-host-1234_1"));
+        assert_eq!(found, Some(expected));
     }
 
     #[test]
     fn mpich_hydra() {
         let (found, _) = detect_in(&[("PMI_RANK", "0"), ("PMI_SIZE", "8")]);
-        let found = found.unwrap();
-        assert_eq!(
-            (found.rank, found.size, found.source),
-            (0, 8, "MPICH/Hydra")
-        );
-        assert_eq!(found.job_id, None);
+        assert_eq!(found, Some(job_rank(0, 8, "MPICH/Hydra", None)));
     }
 
     #[test]
@@ -165,9 +166,7 @@ mod tests {
             ("SLURM_JOB_ID", "991"),
             ("SLURM_STEP_ID", "2"),
         ]);
-        let found = found.unwrap();
-        assert_eq!((found.rank, found.size, found.source), (5, 16, "Slurm"));
-        assert_eq!(found.job_id.as_deref(), Some("991.2"));
+        assert_eq!(found, Some(job_rank(5, 16, "Slurm", Some("991.2"))));
     }
 
     #[test]

@@ -218,8 +218,7 @@ mod tests {
 
     #[test]
     fn the_thread_samples_once_per_interval_until_stopped() {
-        let dir = std::env::temp_dir().join(format!("pomptrace-sampler-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::otf2::test_dir("pomptrace-sampler");
         let path = dir.join("sampler.evt");
         let sampler = Sampler::start(Duration::from_millis(10), &path, 256 * 1024, 3).unwrap();
         std::thread::sleep(Duration::from_millis(105));

@@ -464,6 +464,27 @@ static long long sum(const int *counts, int n) {
     return total;
 }
 
+/* `bytes` at the root of a rooted collective, 0 at the other ranks (where the root's arguments
+ * may be undefined: `bytes` is evaluated only at the root). */
+#define AT_ROOT(comm, root, bytes) (comm_rank(comm) == (root) ? (bytes) : 0)
+
+/* The bytes of `count` elements of `type` for each rank of `comm`. */
+static uint64_t per_rank_bytes(MPI_Datatype type, int count, MPI_Comm comm) {
+    return type_bytes(type, (long long)count * comm_size(comm));
+}
+
+/* The bytes of `counts[i]` elements of `type` for each rank i of `comm`. */
+static uint64_t per_rank_counts_bytes(MPI_Datatype type, const int *counts, MPI_Comm comm) {
+    return type_bytes(type, sum(counts, comm_size(comm)));
+}
+
+/* The bytes of this rank's own block in `buf`; with MPI_IN_PLACE the block is in the other
+ * buffer, as its type and count say. */
+static uint64_t own_block_bytes(const void *buf, MPI_Datatype type, int count,
+                                MPI_Datatype other_type, int other_count) {
+    return buf == MPI_IN_PLACE ? type_bytes(other_type, other_count) : type_bytes(type, count);
+}
+
 /* A collective's Enter and MpiCollectiveBegin at one time, its MpiCollectiveEnd and Leave at
  * another. */
 #define COLLECTIVE_BEGIN(name, kind) \
@@ -512,10 +533,8 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
     COLLECTIVE_BEGIN("MPI_Gather", POMPTRACE_MPI_ALL_TO_ONE);
     int rc = PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    int is_root = comm_rank(comm) == root;
-    uint64_t sent = sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, recvcount)
-                                            : type_bytes(sendtype, sendcount);
-    uint64_t got = is_root ? type_bytes(recvtype, (long long)recvcount * comm_size(comm)) : 0;
+    uint64_t sent = own_block_bytes(sendbuf, sendtype, sendcount, recvtype, recvcount);
+    uint64_t got = AT_ROOT(comm, root, per_rank_bytes(recvtype, recvcount, comm));
     COLLECTIVE_END(POMPTRACE_MPI_OP_GATHER, comm, root, sent, got);
     return rc;
 }
@@ -526,9 +545,8 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     COLLECTIVE_BEGIN("MPI_Gatherv", POMPTRACE_MPI_ALL_TO_ONE);
     int rc = PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                           root, comm);
-    int is_root = comm_rank(comm) == root;
     uint64_t sent = sendbuf == MPI_IN_PLACE ? 0 : type_bytes(sendtype, sendcount);
-    uint64_t got = is_root ? type_bytes(recvtype, sum(recvcounts, comm_size(comm))) : 0;
+    uint64_t got = AT_ROOT(comm, root, per_rank_counts_bytes(recvtype, recvcounts, comm));
     COLLECTIVE_END(POMPTRACE_MPI_OP_GATHERV, comm, root, sent, got);
     return rc;
 }
@@ -537,10 +555,8 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
     COLLECTIVE_BEGIN("MPI_Scatter", POMPTRACE_MPI_ONE_TO_ALL);
     int rc = PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
-    int is_root = comm_rank(comm) == root;
-    uint64_t sent = is_root ? type_bytes(sendtype, (long long)sendcount * comm_size(comm)) : 0;
-    uint64_t got = recvbuf == MPI_IN_PLACE ? type_bytes(sendtype, sendcount)
-                                           : type_bytes(recvtype, recvcount);
+    uint64_t sent = AT_ROOT(comm, root, per_rank_bytes(sendtype, sendcount, comm));
+    uint64_t got = own_block_bytes(recvbuf, recvtype, recvcount, sendtype, sendcount);
     COLLECTIVE_END(POMPTRACE_MPI_OP_SCATTER, comm, root, sent, got);
     return rc;
 }
@@ -551,8 +567,7 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
     COLLECTIVE_BEGIN("MPI_Scatterv", POMPTRACE_MPI_ONE_TO_ALL);
     int rc = PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
                            root, comm);
-    int is_root = comm_rank(comm) == root;
-    uint64_t sent = is_root ? type_bytes(sendtype, sum(sendcounts, comm_size(comm))) : 0;
+    uint64_t sent = AT_ROOT(comm, root, per_rank_counts_bytes(sendtype, sendcounts, comm));
     uint64_t got = recvbuf == MPI_IN_PLACE ? 0 : type_bytes(recvtype, recvcount);
     COLLECTIVE_END(POMPTRACE_MPI_OP_SCATTERV, comm, root, sent, got);
     return rc;
@@ -562,9 +577,8 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
     COLLECTIVE_BEGIN("MPI_Allgather", POMPTRACE_MPI_ALL_TO_ALL);
     int rc = PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    uint64_t sent = sendbuf == MPI_IN_PLACE ? type_bytes(recvtype, recvcount)
-                                            : type_bytes(sendtype, sendcount);
-    uint64_t got = type_bytes(recvtype, (long long)recvcount * comm_size(comm));
+    uint64_t sent = own_block_bytes(sendbuf, sendtype, sendcount, recvtype, recvcount);
+    uint64_t got = per_rank_bytes(recvtype, recvcount, comm);
     COLLECTIVE_END(POMPTRACE_MPI_OP_ALLGATHER, comm, UNDEFINED, sent, got);
     return rc;
 }
@@ -576,7 +590,7 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
     int rc = PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                              recvtype, comm);
     uint64_t sent = sendbuf == MPI_IN_PLACE ? 0 : type_bytes(sendtype, sendcount);
-    uint64_t got = type_bytes(recvtype, sum(recvcounts, comm_size(comm)));
+    uint64_t got = per_rank_counts_bytes(recvtype, recvcounts, comm);
     COLLECTIVE_END(POMPTRACE_MPI_OP_ALLGATHERV, comm, UNDEFINED, sent, got);
     return rc;
 }
@@ -585,9 +599,8 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
     COLLECTIVE_BEGIN("MPI_Alltoall", POMPTRACE_MPI_ALL_TO_ALL);
     int rc = PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
-    int n = comm_size(comm);
-    uint64_t got = type_bytes(recvtype, (long long)recvcount * n);
-    uint64_t sent = sendbuf == MPI_IN_PLACE ? got : type_bytes(sendtype, (long long)sendcount * n);
+    uint64_t got = per_rank_bytes(recvtype, recvcount, comm);
+    uint64_t sent = sendbuf == MPI_IN_PLACE ? got : per_rank_bytes(sendtype, sendcount, comm);
     COLLECTIVE_END(POMPTRACE_MPI_OP_ALLTOALL, comm, UNDEFINED, sent, got);
     return rc;
 }
@@ -598,9 +611,9 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
     COLLECTIVE_BEGIN("MPI_Alltoallv", POMPTRACE_MPI_ALL_TO_ALL);
     int rc = PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
                             rdispls, recvtype, comm);
-    int n = comm_size(comm);
-    uint64_t got = type_bytes(recvtype, sum(recvcounts, n));
-    uint64_t sent = sendbuf == MPI_IN_PLACE ? got : type_bytes(sendtype, sum(sendcounts, n));
+    uint64_t got = per_rank_counts_bytes(recvtype, recvcounts, comm);
+    uint64_t sent =
+        sendbuf == MPI_IN_PLACE ? got : per_rank_counts_bytes(sendtype, sendcounts, comm);
     COLLECTIVE_END(POMPTRACE_MPI_OP_ALLTOALLV, comm, UNDEFINED, sent, got);
     return rc;
 }

@@ -85,8 +85,7 @@ mod tests {
 
     #[test]
     fn a_second_taker_is_refused_with_the_holders_pid_until_the_first_lets_go() {
-        let dir = std::env::temp_dir().join(format!("archive-lock-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::otf2::test_dir("archive-lock");
         let path = dir.join(".traces.lock");
         let first = ArchiveLock::take(&path).unwrap();
         // flock locks belong to the open file: a second open in this process conflicts too.

@@ -488,8 +488,7 @@ mod tests {
 
     #[test]
     fn kept_chunks_reach_the_file_only_past_the_budget_or_at_the_end() {
-        let dir = std::env::temp_dir().join(format!("background-keep-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::otf2::test_dir("background-keep");
         let writer = BackgroundWriter::spawn("keep-test").unwrap();
         let on_disk = |path: &std::path::Path| {
             writer.drain();

@@ -56,8 +56,7 @@ mod tests {
 
     #[test]
     fn chunks_land_at_their_offsets_and_a_full_device_is_an_error() {
-        let dir = std::env::temp_dir().join(format!("chunk-file-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::otf2::test_dir("chunk-file");
         let f = ChunkFile::create(&dir.join("a.evt")).unwrap();
         f.write_at(8, b"second").unwrap();
         f.write_at(0, b"first").unwrap();

@@ -35,3 +35,11 @@ pub use types::*;
 pub const TIMESTAMP: u8 = 0x05;
 /// Framing byte that starts an attribute list in event and snapshot files.
 pub const ATTRIBUTE_LIST: u8 = 0x06;
+
+/// A unit test's directory, `<name>-<pid>` in the system's temporary directory (created).
+#[cfg(test)]
+pub(crate) fn test_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

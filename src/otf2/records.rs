@@ -202,24 +202,24 @@ pub trait CountCodec {
     fn get_count(d: &mut Decoder) -> DecodeResult<usize>;
 }
 
-impl CountCodec for U8 {
-    const BOUND: usize = B_U8;
-    fn put_count(buf: &mut Vec<u8>, n: usize) {
-        put_u8(buf, n as u8);
-    }
-    fn get_count(d: &mut Decoder) -> DecodeResult<usize> {
-        Ok(d.u8()? as usize)
-    }
+/// A count travels as the primitive value of its codec (`n as u8` for `U8`).
+macro_rules! count_codecs {
+    ($($codec:ident($raw:ty): $bound:expr;)*) => {$(
+        impl CountCodec for $codec {
+            const BOUND: usize = $bound;
+            fn put_count(buf: &mut Vec<u8>, n: usize) {
+                <$codec as WireCodec<$raw>>::put(buf, &(n as $raw));
+            }
+            fn get_count(d: &mut Decoder) -> DecodeResult<usize> {
+                Ok(<$codec as WireCodec<$raw>>::get(d)? as usize)
+            }
+        }
+    )*};
 }
 
-impl CountCodec for Cu32 {
-    const BOUND: usize = B_CU32;
-    fn put_count(buf: &mut Vec<u8>, n: usize) {
-        put_cu32(buf, n as u32);
-    }
-    fn get_count(d: &mut Decoder) -> DecodeResult<usize> {
-        Ok(d.cu32()? as usize)
-    }
+count_codecs! {
+    U8(u8): B_U8;
+    Cu32(u32): B_CU32;
 }
 
 impl<T, N: CountCodec, E: WireCodec<T>> WireCodec<Vec<T>> for Counted<N, E> {
@@ -384,7 +384,8 @@ pub fn singleton_event(id: u8) -> Option<bool> {
 /// `payload_bound`, `is_singleton`, `encode_payload` and `decode`.
 ///
 /// Each record: `CONST = id [singleton]? => Variant { fields }`, `[singleton]` for the
-/// events written without a length field (one compressed value). Each field, in wire order:
+/// events written without a length field (one compressed value); records with the same fields
+/// share one list: `A = 1 => A | B = 2 => B { fields }`. Each field, in wire order:
 /// * `name: Type as Codec`: stored and written;
 /// * `name: Type as Codec = default`: a field newer than the record, read only if bytes remain
 ///   (older writers omit it), else `default` (which may name fields decoded before it);
@@ -395,7 +396,44 @@ pub fn singleton_event(id: u8) -> Option<bool> {
 /// `#[cfg(any())]` (never true); the `doc` attribute after it only names `$attic_value`, which
 /// macro_rules needs inside the optional group that repeats on it.
 macro_rules! record_table {
+    // First every record gets its own entry: `@entries` collects the complete entries and the
+    // names that wait for the field list of a later one, `@share` gives it to them.
     (
+        $(#[$enum_meta:meta])*
+        pub enum $Enum:ident, ids in $ids:ident { $($table:tt)* }
+    ) => {
+        record_table!(@entries [$(#[$enum_meta])* pub enum $Enum, ids in $ids] [] [] $($table)*);
+    };
+    (@entries [$($head:tt)*] [$($done:tt)*] []) => {
+        record_table!(@generate $($head)* { $($done)* });
+    };
+    (
+        @entries $head:tt $done:tt [$($waiting:tt)*]
+        $(#[$m:meta])* $CONST:ident = $id:literal $([$s:ident])? => $Variant:ident | $($rest:tt)*
+    ) => {
+        record_table!(
+            @entries $head $done [$($waiting)* ($(#[$m])* $CONST = $id $([$s])? => $Variant)]
+            $($rest)*
+        );
+    };
+    (
+        @entries $head:tt $done:tt [$($waiting:tt)*]
+        $(#[$m:meta])* $CONST:ident = $id:literal $([$s:ident])? => $Variant:ident $fields:tt
+        $(, $($rest:tt)*)?
+    ) => {
+        record_table!(
+            @share $head $done [$($waiting)* ($(#[$m])* $CONST = $id $([$s])? => $Variant)]
+            $fields $($($rest)*)?
+        );
+    };
+    (@share $head:tt [$($done:tt)*] [($($entry:tt)*) $($waiting:tt)*] $fields:tt $($rest:tt)*) => {
+        record_table!(@share $head [$($done)* $($entry)* $fields,] [$($waiting)*] $fields $($rest)*);
+    };
+    (@share $head:tt $done:tt [] $fields:tt $($rest:tt)*) => {
+        record_table!(@entries $head $done [] $($rest)*);
+    };
+    (
+        @generate
         $(#[$enum_meta:meta])*
         pub enum $Enum:ident, ids in $ids:ident {
             $(
@@ -557,8 +595,8 @@ record_table! {
     pub enum Event, ids in event_id {
         BUFFER_FLUSH = 10 => BufferFlush { stop_time: u64 as U64 },
         MEASUREMENT_ON_OFF = 11 => MeasurementOnOff { mode: MeasurementMode as U8 },
-        ENTER = 12 [singleton] => Enter { region: u32 as Cu32 },
-        LEAVE = 13 [singleton] => Leave { region: u32 as Cu32 },
+        ENTER = 12 [singleton] => Enter
+        | LEAVE = 13 [singleton] => Leave { region: u32 as Cu32 },
         MPI_SEND = 14 => MpiSend {
             receiver: u32 as Cu32, communicator: u32 as Cu32, msg_tag: u32 as Cu32,
             msg_length: u64 as Cu64,
@@ -567,8 +605,8 @@ record_table! {
             receiver: u32 as Cu32, communicator: u32 as Cu32, msg_tag: u32 as Cu32,
             msg_length: u64 as Cu64, request_id: u64 as Cu64,
         },
-        MPI_ISEND_COMPLETE = 16 [singleton] => MpiIsendComplete { request_id: u64 as Cu64 },
-        MPI_IRECV_REQUEST = 17 [singleton] => MpiIrecvRequest { request_id: u64 as Cu64 },
+        MPI_ISEND_COMPLETE = 16 [singleton] => MpiIsendComplete
+        | MPI_IRECV_REQUEST = 17 [singleton] => MpiIrecvRequest { request_id: u64 as Cu64 },
         MPI_RECV = 18 => MpiRecv {
             sender: u32 as Cu32, communicator: u32 as Cu32, msg_tag: u32 as Cu32,
             msg_length: u64 as Cu64,
@@ -577,8 +615,8 @@ record_table! {
             sender: u32 as Cu32, communicator: u32 as Cu32, msg_tag: u32 as Cu32,
             msg_length: u64 as Cu64, request_id: u64 as Cu64,
         },
-        MPI_REQUEST_TEST = 20 [singleton] => MpiRequestTest { request_id: u64 as Cu64 },
-        MPI_REQUEST_CANCELLED = 21 [singleton] => MpiRequestCancelled { request_id: u64 as Cu64 },
+        MPI_REQUEST_TEST = 20 [singleton] => MpiRequestTest
+        | MPI_REQUEST_CANCELLED = 21 [singleton] => MpiRequestCancelled { request_id: u64 as Cu64 },
         MPI_COLLECTIVE_BEGIN = 22 => MpiCollectiveBegin {},
         MPI_COLLECTIVE_END = 23 => MpiCollectiveEnd {
             collective_op: CollectiveOp as U8, communicator: u32 as Cu32, root: u32 as Cu32,
@@ -596,21 +634,15 @@ record_table! {
             model: Paradigm as U8, number_of_requested_threads: u32 as Cu32,
         },
         THREAD_JOIN = 54 => ThreadJoin { model: Paradigm as U8 },
-        THREAD_TEAM_BEGIN = 55 => ThreadTeamBegin { team: u32 as Cu32 },
-        THREAD_TEAM_END = 56 => ThreadTeamEnd { team: u32 as Cu32 },
-        THREAD_ACQUIRE_LOCK = 57 => ThreadAcquireLock {
+        THREAD_TEAM_BEGIN = 55 => ThreadTeamBegin
+        | THREAD_TEAM_END = 56 => ThreadTeamEnd { team: u32 as Cu32 },
+        THREAD_ACQUIRE_LOCK = 57 => ThreadAcquireLock
+        | THREAD_RELEASE_LOCK = 58 => ThreadReleaseLock {
             model: Paradigm as U8, lock_id: u32 as Cu32, acquisition_order: u32 as Cu32,
         },
-        THREAD_RELEASE_LOCK = 58 => ThreadReleaseLock {
-            model: Paradigm as U8, lock_id: u32 as Cu32, acquisition_order: u32 as Cu32,
-        },
-        THREAD_TASK_CREATE = 59 => ThreadTaskCreate {
-            team: u32 as Cu32, creating_thread: u32 as Cu32, generation_number: u32 as Cu32,
-        },
-        THREAD_TASK_SWITCH = 60 => ThreadTaskSwitch {
-            team: u32 as Cu32, creating_thread: u32 as Cu32, generation_number: u32 as Cu32,
-        },
-        THREAD_TASK_COMPLETE = 61 => ThreadTaskComplete {
+        THREAD_TASK_CREATE = 59 => ThreadTaskCreate
+        | THREAD_TASK_SWITCH = 60 => ThreadTaskSwitch
+        | THREAD_TASK_COMPLETE = 61 => ThreadTaskComplete {
             team: u32 as Cu32, creating_thread: u32 as Cu32, generation_number: u32 as Cu32,
         },
         PROGRAM_BEGIN = 83 => ProgramBegin {
@@ -665,8 +697,8 @@ record_table! {
         OMP_ACQUIRE_LOCK = 23 => OmpAcquireLock {
             orig_event_time: u64 as U64, lock_id: u32 as Cu32, acquisition_order: u32 as Cu32,
         },
-        OMP_TASK_CREATE = 24 => OmpTaskCreate { orig_event_time: u64 as U64, task_id: u64 as Cu64 },
-        OMP_TASK_SWITCH = 25 => OmpTaskSwitch { orig_event_time: u64 as U64, task_id: u64 as Cu64 },
+        OMP_TASK_CREATE = 24 => OmpTaskCreate
+        | OMP_TASK_SWITCH = 25 => OmpTaskSwitch { orig_event_time: u64 as U64, task_id: u64 as Cu64 },
         METRIC = 26 => Metric {
             orig_event_time: u64 as U64, metric: u32 as Cu32,
             values: Vec<TypedValue> as Counted<U8, MetricValue>,

@@ -100,16 +100,35 @@ impl<K: Eq + Hash> Interner<K> {
             ids: HashMap::new(),
         }
     }
-    /// (global id, whether the key is new).
-    fn intern(&mut self, key: K) -> (u32, bool) {
+    /// The global id of `key`; a new key's global definition, `def(global id, key)`, goes to
+    /// `out`.
+    fn intern(
+        &mut self,
+        key: K,
+        out: &mut Vec<GlobalDef>,
+        def: impl FnOnce(u32, &K) -> GlobalDef,
+    ) -> u32 {
         let next = self.ids.len() as u32;
         match self.ids.entry(key) {
-            std::collections::hash_map::Entry::Occupied(e) => (*e.get(), false),
+            std::collections::hash_map::Entry::Occupied(e) => *e.get(),
             std::collections::hash_map::Entry::Vacant(e) => {
+                out.push(def(next, e.key()));
                 e.insert(next);
-                (next, true)
+                next
             }
         }
+    }
+
+    /// One local definition: `intern`, and the local id maps to the global one.
+    fn unify(
+        &mut self,
+        key: K,
+        local: u32,
+        map: &mut IdMapBuilder,
+        out: &mut Vec<GlobalDef>,
+        def: impl FnOnce(u32, &K) -> GlobalDef,
+    ) {
+        map.insert(local, self.intern(key, out, def));
     }
 }
 
@@ -240,14 +259,16 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
                     });
                 }
                 GlobalDef::String { id, string } => {
-                    let (global, new) = strings.intern(string.clone());
-                    if new {
-                        out.strings.push(GlobalDef::String {
-                            id: global,
+                    strings.unify(
+                        string.clone(),
+                        *id,
+                        &mut s,
+                        &mut out.strings,
+                        |id, string| GlobalDef::String {
+                            id,
                             string: string.clone(),
-                        });
-                    }
-                    s.insert(*id, global);
+                        },
+                    );
                 }
                 GlobalDef::Paradigm {
                     paradigm,
@@ -286,16 +307,19 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
                 } => {
                     let (name, description) =
                         (s.get(*name, "string")?, s.get(*description, "string")?);
-                    let (global, new) = attributes.intern((name, description, attribute_type.0));
-                    if new {
-                        out.attributes.push(GlobalDef::Attribute {
-                            id: global,
+                    let key = (name, description, attribute_type.0);
+                    attributes.unify(
+                        key,
+                        *id,
+                        &mut attribute_map,
+                        &mut out.attributes,
+                        |id, _| GlobalDef::Attribute {
+                            id,
                             name,
                             description,
                             attribute_type: *attribute_type,
-                        });
-                    }
-                    attribute_map.insert(*id, global);
+                        },
+                    );
                 }
                 GlobalDef::SystemTreeNode {
                     id,
@@ -308,16 +332,14 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
                         s.get(*class_name, "string")?,
                         tree_map.get(*parent, "system tree node")?,
                     );
-                    let (global, new) = tree_nodes.intern(key);
-                    if new {
-                        out.tree.push(GlobalDef::SystemTreeNode {
-                            id: global,
+                    tree_nodes.unify(key, *id, &mut tree_map, &mut out.tree, |id, key| {
+                        GlobalDef::SystemTreeNode {
+                            id,
                             name: key.0,
                             class_name: key.1,
                             parent: key.2,
-                        });
-                    }
-                    tree_map.insert(*id, global);
+                        }
+                    });
                 }
                 GlobalDef::SystemTreeNodeDomain { node, domain } => {
                     let node = tree_map.get(*node, "system tree node")?;
@@ -428,10 +450,9 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
                         *begin_line,
                         *end_line,
                     ];
-                    let (global, new) = regions.intern(key);
-                    if new {
-                        out.regions.push(GlobalDef::Region {
-                            id: global,
+                    regions.unify(key, *id, &mut region_map, &mut out.regions, |id, key| {
+                        GlobalDef::Region {
+                            id,
                             name: key[0],
                             canonical_name: key[1],
                             description: key[2],
@@ -441,9 +462,8 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
                             source_file: key[6],
                             begin_line: *begin_line,
                             end_line: *end_line,
-                        });
-                    }
-                    region_map.insert(*id, global);
+                        }
+                    });
                 }
                 GlobalDef::Group {
                     id,
@@ -485,18 +505,16 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
                         group_flags.0,
                         members,
                     );
-                    let (global, new) = groups.intern(key.clone());
-                    if new {
-                        out.groups.push(GlobalDef::Group {
-                            id: global,
+                    groups.unify(key, *id, &mut group_map, &mut out.groups, |id, key| {
+                        GlobalDef::Group {
+                            id,
                             name: key.0,
                             group_type: *group_type,
                             paradigm: *paradigm,
                             group_flags: *group_flags,
-                            members: key.4,
-                        });
-                    }
-                    group_map.insert(*id, global);
+                            members: key.4.clone(),
+                        }
+                    });
                 }
                 GlobalDef::Comm {
                     id,
@@ -511,17 +529,15 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
                         comm_map.get(*parent, "comm")?,
                         flags.0,
                     );
-                    let (global, new) = comms.intern(key);
-                    if new {
-                        out.comms.push(GlobalDef::Comm {
-                            id: global,
+                    comms.unify(key, *id, &mut comm_map, &mut out.comms, |id, key| {
+                        GlobalDef::Comm {
+                            id,
                             name: key.0,
                             group: key.1,
                             parent: key.2,
                             flags: *flags,
-                        });
-                    }
-                    comm_map.insert(*id, global);
+                        }
+                    });
                 }
                 GlobalDef::Parameter {
                     id,
@@ -529,15 +545,17 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
                     parameter_type,
                 } => {
                     let key = (s.get(*name, "string")?, parameter_type.0);
-                    let (global, new) = parameters.intern(key);
-                    if new {
-                        out.parameters.push(GlobalDef::Parameter {
-                            id: global,
+                    parameters.unify(
+                        key,
+                        *id,
+                        &mut parameter_map,
+                        &mut out.parameters,
+                        |id, key| GlobalDef::Parameter {
+                            id,
                             name: key.0,
                             parameter_type: *parameter_type,
-                        });
-                    }
-                    parameter_map.insert(*id, global);
+                        },
+                    );
                 }
                 _ => skipped += 1,
             }
@@ -567,11 +585,10 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
     }
     for &location in &placeholders {
         let mut string = |text: String| {
-            let (id, new) = strings.intern(text.clone());
-            if new {
-                out.strings.push(GlobalDef::String { id, string: text });
-            }
-            id
+            strings.intern(text, &mut out.strings, |id, text| GlobalDef::String {
+                id,
+                string: text.clone(),
+            })
         };
         let name = string(format!("location {location} (no definitions were written)"));
         let group_name = string(format!("process of location {location} (no definitions)"));

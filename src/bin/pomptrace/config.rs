@@ -372,16 +372,26 @@ pub fn in_command_substitution() -> bool {
 mod tests {
     use super::*;
 
+    /// Makes the directories `dirs` and the empty files `files` under `root`.
+    fn tree(root: &Path, dirs: &[&str], files: &[&str]) {
+        for d in dirs {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        for f in files {
+            std::fs::write(root.join(f), "").unwrap();
+        }
+    }
+
     #[test]
     fn installed_and_build_tree_layouts() {
         let root = std::env::temp_dir().join(format!("pomptrace-layout-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let prefix = root.join("prefix");
-        std::fs::create_dir_all(prefix.join("bin")).unwrap();
-        std::fs::create_dir_all(prefix.join("include/opari2")).unwrap();
-        std::fs::create_dir_all(prefix.join("lib")).unwrap();
-        std::fs::write(prefix.join("include/opari2/pomp2_lib.h"), "").unwrap();
-        std::fs::write(prefix.join("lib/libpomptrace.a"), "").unwrap();
+        tree(
+            &prefix,
+            &["bin", "include/opari2", "lib"],
+            &["include/opari2/pomp2_lib.h", "lib/libpomptrace.a"],
+        );
         let l = layout_for(&prefix.join("bin/pomptrace")).unwrap();
         assert_eq!(l.include_dir, prefix.join("include"));
         assert_eq!(l.lib_dir, prefix.join("lib"));
@@ -398,22 +408,27 @@ mod tests {
 
         // A build tree where only `cargo test` ran: the library is only in target/debug/deps.
         let fresh = root.join("fresh");
-        std::fs::create_dir_all(fresh.join("target/debug/deps")).unwrap();
-        std::fs::create_dir_all(fresh.join("include/opari2")).unwrap();
-        std::fs::write(fresh.join("include/opari2/pomp2_lib.h"), "").unwrap();
-        std::fs::write(fresh.join("target/debug/deps/libpomptrace.so"), "").unwrap();
+        tree(
+            &fresh,
+            &["target/debug/deps", "include/opari2"],
+            &[
+                "include/opari2/pomp2_lib.h",
+                "target/debug/deps/libpomptrace.so",
+            ],
+        );
         let l = layout_for(&fresh.join("target/debug/pomptrace")).unwrap();
         assert_eq!(l.lib_dir, fresh.join("target/debug/deps"));
 
         // A build tree: target/debug/pomptrace with the headers in the source tree.
-        let tree = root.join("src");
-        std::fs::create_dir_all(tree.join("target/debug")).unwrap();
-        std::fs::create_dir_all(tree.join("include/opari2")).unwrap();
-        std::fs::write(tree.join("include/opari2/pomp2_lib.h"), "").unwrap();
-        std::fs::write(tree.join("target/debug/libpomptrace.so"), "").unwrap();
-        let l = layout_for(&tree.join("target/debug/pomptrace")).unwrap();
-        assert_eq!(l.include_dir, tree.join("include"));
-        assert_eq!(l.lib_dir, tree.join("target/debug"));
+        let src = root.join("src");
+        tree(
+            &src,
+            &["target/debug", "include/opari2"],
+            &["include/opari2/pomp2_lib.h", "target/debug/libpomptrace.so"],
+        );
+        let l = layout_for(&src.join("target/debug/pomptrace")).unwrap();
+        assert_eq!(l.include_dir, src.join("include"));
+        assert_eq!(l.lib_dir, src.join("target/debug"));
 
         // Nothing around it.
         assert!(layout_for(&root.join("nowhere/bin/pomptrace")).is_err());

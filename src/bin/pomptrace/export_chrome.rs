@@ -35,10 +35,7 @@ pub struct ExportArgs {
 
 pub fn run(args: &ExportArgs) -> Result<(), Failure> {
     let _ = args.chrome;
-    let output = args
-        .output
-        .clone()
-        .unwrap_or_else(|| args.archive.with_extension("json"));
+    let output = trace_definitions::output_path(&args.archive, &args.output, "json");
     let (reader, defs) = trace_definitions::open(&args.archive).map_err(Failure::Error)?;
     let progress = Progress::new(defs.total_events(), "export");
     let failed_write =

@@ -273,22 +273,44 @@ mod tests {
     fn symbol_rules() {
         let omp = Paradigm::OpenMp;
         let user = Paradigm::User;
-        assert_eq!(
-            parse("T", "POMP2_Init_reg_abc123_4"),
-            Some((omp, "POMP2_Init_reg_abc123_4".into(), "abc123_4".into(), 4))
-        );
-        assert_eq!(
-            parse("T", "pomp2_init_reg_f00_3_"),
-            Some((omp, "pomp2_init_reg_f00_3_".into(), "f00_3".into(), 3))
-        );
-        assert_eq!(
-            parse("D", "__.POMP2_USER_Init_reg_x_12"),
-            Some((user, "__POMP2_USER_Init_reg_x_12".into(), "x_12".into(), 12))
-        );
-        assert_eq!(
-            parse("A", ".POMP2_Init_reg_x_1"),
-            Some((omp, "POMP2_Init_reg_x_1".into(), "x_1".into(), 1))
-        );
+        // (nm type, nm name) → paradigm, symbol, key, count
+        for (t, name, paradigm, symbol, key, count) in [
+            (
+                "T",
+                "POMP2_Init_reg_abc123_4",
+                omp,
+                "POMP2_Init_reg_abc123_4",
+                "abc123_4",
+                4,
+            ),
+            (
+                "T",
+                "pomp2_init_reg_f00_3_",
+                omp,
+                "pomp2_init_reg_f00_3_",
+                "f00_3",
+                3,
+            ),
+            (
+                "D",
+                "__.POMP2_USER_Init_reg_x_12",
+                user,
+                "__POMP2_USER_Init_reg_x_12",
+                "x_12",
+                12,
+            ),
+            (
+                "A",
+                ".POMP2_Init_reg_x_1",
+                omp,
+                "POMP2_Init_reg_x_1",
+                "x_1",
+                1,
+            ),
+        ] {
+            let expected = (paradigm, symbol.to_string(), key.to_string(), count);
+            assert_eq!(parse(t, name), Some(expected), "{t} {name}");
+        }
         for (t, name) in [
             ("t", "POMP2_Init_reg_abc_4"),
             ("U", "POMP2_Init_reg_abc_4"),

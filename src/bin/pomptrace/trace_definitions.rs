@@ -3,7 +3,7 @@
 //! lane order, grouped as in the system tree.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use pomptrace::otf2::{ArchiveReader, GlobalDef, Paradigm, RegionRole, UNDEFINED_U32};
 
@@ -303,6 +303,14 @@ pub fn open(anchor: &Path) -> Result<(ArchiveReader, TraceDefinitions), String> 
     let reader = ArchiveReader::open(anchor).map_err(|e| e.to_string())?;
     let defs = TraceDefinitions::read(&reader)?;
     Ok((reader, defs))
+}
+
+/// Where a command writes what it makes of the trace at `anchor`: the `--output` given, else
+/// next to the anchor file, with `extension`.
+pub fn output_path(anchor: &Path, output: &Option<PathBuf>, extension: &str) -> PathBuf {
+    output
+        .clone()
+        .unwrap_or_else(|| anchor.with_extension(extension))
 }
 
 /// The position in the thread tree that pomptrace's location names spell: `Master thread` is

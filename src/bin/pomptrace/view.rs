@@ -43,10 +43,7 @@ pub struct ViewArgs {
 }
 
 pub fn run(args: &ViewArgs) -> Result<(), Failure> {
-    let output = args
-        .output
-        .clone()
-        .unwrap_or_else(|| args.archive.with_extension("html"));
+    let output = trace_definitions::output_path(&args.archive, &args.output, "html");
     let (reader, defs) = trace_definitions::open(&args.archive).map_err(Failure::Error)?;
     let progress = Progress::new(defs.total_events(), "view");
     let detail = Detail::for_trace(&defs);
