@@ -97,68 +97,68 @@ pub fn has_init_file() -> bool {
 }
 
 /// The real OpenMP lock operations. Each returns None when the runtime lacks the function.
+/// The OpenMP lock API through the shim, as `locks::NAME` (C lock variables) and
+/// `locks::fortran::NAME` (the runtime's Fortran entry points, `omp_set_lock_` ..., for Fortran
+/// lock variables, whose layout is not the C lock type's).
 pub mod locks {
     use super::*;
 
+    /// An operation: None where the runtime lacks the function.
     macro_rules! lock_op {
         ($name:ident, $shim:ident) => {
             /// # Safety
-            /// `lock` must point to a lock object of the kind the OpenMP function expects.
+            /// `lock` must point to a lock variable of the kind the OpenMP function expects.
             pub unsafe fn $name(lock: *mut c_void) -> Option<()> {
                 // SAFETY: forwarded to the caller's contract.
                 (unsafe { $shim(lock) } != 0).then_some(())
             }
         };
     }
-    lock_op!(init_lock, pomptrace_omp_init_lock);
-    lock_op!(destroy_lock, pomptrace_omp_destroy_lock);
-    lock_op!(set_lock, pomptrace_omp_set_lock);
-    lock_op!(unset_lock, pomptrace_omp_unset_lock);
-    lock_op!(init_nest_lock, pomptrace_omp_init_nest_lock);
-    lock_op!(destroy_nest_lock, pomptrace_omp_destroy_nest_lock);
-    lock_op!(set_nest_lock, pomptrace_omp_set_nest_lock);
-    lock_op!(unset_nest_lock, pomptrace_omp_unset_nest_lock);
 
-    /// The same operations through the runtime's Fortran entry points (`omp_set_lock_` ...),
-    /// for Fortran lock variables (whose layout is not the C lock type's).
-    pub mod fortran {
-        use super::super::*;
-
-        lock_op!(init_lock, pomptrace_omp_f_init_lock);
-        lock_op!(destroy_lock, pomptrace_omp_f_destroy_lock);
-        lock_op!(set_lock, pomptrace_omp_f_set_lock);
-        lock_op!(unset_lock, pomptrace_omp_f_unset_lock);
-        lock_op!(init_nest_lock, pomptrace_omp_f_init_nest_lock);
-        lock_op!(destroy_nest_lock, pomptrace_omp_f_destroy_nest_lock);
-        lock_op!(set_nest_lock, pomptrace_omp_f_set_nest_lock);
-        lock_op!(unset_nest_lock, pomptrace_omp_f_unset_nest_lock);
-
-        /// Returns the Fortran LOGICAL `omp_test_lock` returned (non-zero: obtained).
-        ///
-        /// # Safety
-        /// `lock` must point to an initialised `integer(omp_lock_kind)` variable.
-        pub unsafe fn test_lock(lock: *mut c_void) -> i32 {
-            // SAFETY: forwarded to the caller's contract.
-            unsafe { pomptrace_omp_f_test_lock(lock) }
-        }
-        /// # Safety
-        /// `lock` must point to an initialised `integer(omp_nest_lock_kind)` variable.
-        pub unsafe fn test_nest_lock(lock: *mut c_void) -> i32 {
-            // SAFETY: forwarded to the caller's contract.
-            unsafe { pomptrace_omp_f_test_nest_lock(lock) }
-        }
+    /// A test: what the runtime returned (non-zero: obtained; 0 also where it lacks the
+    /// function).
+    macro_rules! lock_test {
+        ($name:ident, $shim:ident) => {
+            /// # Safety
+            /// `lock` must point to an initialised lock variable of the kind the OpenMP
+            /// function expects.
+            pub unsafe fn $name(lock: *mut c_void) -> i32 {
+                // SAFETY: forwarded to the caller's contract.
+                unsafe { $shim(lock) }
+            }
+        };
     }
 
-    /// # Safety
-    /// `lock` must point to an initialised `omp_lock_t`.
-    pub unsafe fn test_lock(lock: *mut c_void) -> i32 {
-        // SAFETY: forwarded to the caller's contract.
-        unsafe { pomptrace_omp_test_lock(lock) }
+    /// `name => C shim, Fortran shim` for every operation and test.
+    macro_rules! lock_api {
+        (
+            operations { $($op:ident => $op_c:ident, $op_f:ident;)* }
+            tests { $($test:ident => $test_c:ident, $test_f:ident;)* }
+        ) => {
+            $(lock_op!($op, $op_c);)*
+            $(lock_test!($test, $test_c);)*
+            pub mod fortran {
+                use super::super::*;
+                $(lock_op!($op, $op_f);)*
+                $(lock_test!($test, $test_f);)*
+            }
+        };
     }
-    /// # Safety
-    /// `lock` must point to an initialised `omp_nest_lock_t`.
-    pub unsafe fn test_nest_lock(lock: *mut c_void) -> i32 {
-        // SAFETY: forwarded to the caller's contract.
-        unsafe { pomptrace_omp_test_nest_lock(lock) }
+
+    lock_api! {
+        operations {
+            init_lock => pomptrace_omp_init_lock, pomptrace_omp_f_init_lock;
+            destroy_lock => pomptrace_omp_destroy_lock, pomptrace_omp_f_destroy_lock;
+            set_lock => pomptrace_omp_set_lock, pomptrace_omp_f_set_lock;
+            unset_lock => pomptrace_omp_unset_lock, pomptrace_omp_f_unset_lock;
+            init_nest_lock => pomptrace_omp_init_nest_lock, pomptrace_omp_f_init_nest_lock;
+            destroy_nest_lock => pomptrace_omp_destroy_nest_lock, pomptrace_omp_f_destroy_nest_lock;
+            set_nest_lock => pomptrace_omp_set_nest_lock, pomptrace_omp_f_set_nest_lock;
+            unset_nest_lock => pomptrace_omp_unset_nest_lock, pomptrace_omp_f_unset_nest_lock;
+        }
+        tests {
+            test_lock => pomptrace_omp_test_lock, pomptrace_omp_f_test_lock;
+            test_nest_lock => pomptrace_omp_test_nest_lock, pomptrace_omp_f_test_nest_lock;
+        }
     }
 }

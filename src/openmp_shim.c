@@ -15,7 +15,7 @@
  * program compiled today binds to. An unversioned weak reference binds to the oldest version
  * instead, and libgomp keeps its OpenMP 2.5 lock entries as version OMP_1.0: their nest locks
  * have another layout and belong to threads, not tasks, unlike the OMP_3.0 ones the program uses.
- * `name_fn()` returns the function (cached) or NULL when the process has none.
+ * `lookup()` returns the function (cached in `slot`) or NULL when the process has none.
  */
 static void* lookup(void** slot, const char* name)
 {
@@ -26,23 +26,6 @@ static void* lookup(void** slot, const char* name)
     }
     return f;
 }
-#define OMP_LOCK_FUNCTION(ret, name)                                                               \
-    static ret (*name##_fn(void))(void*)                                                           \
-    {                                                                                              \
-        static void* slot;                                                                         \
-        return (ret(*)(void*))lookup(&slot, #name);                                                \
-    }
-OMP_LOCK_FUNCTION(void, omp_init_lock)
-OMP_LOCK_FUNCTION(void, omp_destroy_lock)
-OMP_LOCK_FUNCTION(void, omp_set_lock)
-OMP_LOCK_FUNCTION(void, omp_unset_lock)
-OMP_LOCK_FUNCTION(int, omp_test_lock)
-OMP_LOCK_FUNCTION(void, omp_init_nest_lock)
-OMP_LOCK_FUNCTION(void, omp_destroy_nest_lock)
-OMP_LOCK_FUNCTION(void, omp_set_nest_lock)
-OMP_LOCK_FUNCTION(void, omp_unset_nest_lock)
-OMP_LOCK_FUNCTION(int, omp_test_nest_lock)
-
 /* OpenMP runtime (libgomp, libomp, ...). Lock types are opaque here. */
 extern int omp_get_thread_num(void) __attribute__((weak));
 extern int omp_get_num_threads(void) __attribute__((weak));
@@ -50,23 +33,6 @@ extern int omp_get_max_threads(void) __attribute__((weak));
 extern int omp_get_level(void) __attribute__((weak));
 extern int omp_get_ancestor_thread_num(int) __attribute__((weak));
 extern int omp_get_team_size(int) __attribute__((weak));
-
-/*
- * The Fortran entry points of the same lock API (gfortran mangling, arguments by reference). A
- * Fortran lock variable is not a C lock object: libgomp's Fortran nest lock is an 8-byte variable
- * holding a pointer to a separately allocated 16-byte C lock. The Fortran wrappers therefore call
- * these, with the address of the Fortran variable, never the C functions above.
- */
-OMP_LOCK_FUNCTION(void, omp_init_lock_)
-OMP_LOCK_FUNCTION(void, omp_destroy_lock_)
-OMP_LOCK_FUNCTION(void, omp_set_lock_)
-OMP_LOCK_FUNCTION(void, omp_unset_lock_)
-OMP_LOCK_FUNCTION(int, omp_test_lock_)
-OMP_LOCK_FUNCTION(void, omp_init_nest_lock_)
-OMP_LOCK_FUNCTION(void, omp_destroy_nest_lock_)
-OMP_LOCK_FUNCTION(void, omp_set_nest_lock_)
-OMP_LOCK_FUNCTION(void, omp_unset_nest_lock_)
-OMP_LOCK_FUNCTION(int, omp_test_nest_lock_)
 
 /* Functions of the init file generated at link time (pomptrace init-regions). */
 extern void POMP2_Init_regions(void) __attribute__((weak));
@@ -88,29 +54,40 @@ int pomptrace_omp_get_team_size(int level)
     return omp_get_team_size ? omp_get_team_size(level) : (level == 0 ? 1 : -1);
 }
 
-/* Each returns 0 when the runtime lacks the function (the caller then reports it once). */
-int pomptrace_omp_init_lock(void* l) { void (*f)(void*) = omp_init_lock_fn(); if (!f) return 0; f(l); return 1; }
-int pomptrace_omp_destroy_lock(void* l) { void (*f)(void*) = omp_destroy_lock_fn(); if (!f) return 0; f(l); return 1; }
-int pomptrace_omp_set_lock(void* l) { void (*f)(void*) = omp_set_lock_fn(); if (!f) return 0; f(l); return 1; }
-int pomptrace_omp_unset_lock(void* l) { void (*f)(void*) = omp_unset_lock_fn(); if (!f) return 0; f(l); return 1; }
-int pomptrace_omp_test_lock(void* l) { int (*f)(void*) = omp_test_lock_fn(); return f ? f(l) : 0; }
-int pomptrace_omp_init_nest_lock(void* l) { void (*f)(void*) = omp_init_nest_lock_fn(); if (!f) return 0; f(l); return 1; }
-int pomptrace_omp_destroy_nest_lock(void* l) { void (*f)(void*) = omp_destroy_nest_lock_fn(); if (!f) return 0; f(l); return 1; }
-int pomptrace_omp_set_nest_lock(void* l) { void (*f)(void*) = omp_set_nest_lock_fn(); if (!f) return 0; f(l); return 1; }
-int pomptrace_omp_unset_nest_lock(void* l) { void (*f)(void*) = omp_unset_nest_lock_fn(); if (!f) return 0; f(l); return 1; }
-int pomptrace_omp_test_nest_lock(void* l) { int (*f)(void*) = omp_test_nest_lock_fn(); return f ? f(l) : 0; }
-
-/* Fortran entries: the same contract as the C ones above. */
-int pomptrace_omp_f_init_lock(void* l) { void (*f)(void*) = omp_init_lock__fn(); if (!f) return 0; f(l); return 1; }
-int pomptrace_omp_f_destroy_lock(void* l) { void (*f)(void*) = omp_destroy_lock__fn(); if (!f) return 0; f(l); return 1; }
-int pomptrace_omp_f_set_lock(void* l) { void (*f)(void*) = omp_set_lock__fn(); if (!f) return 0; f(l); return 1; }
-int pomptrace_omp_f_unset_lock(void* l) { void (*f)(void*) = omp_unset_lock__fn(); if (!f) return 0; f(l); return 1; }
-int pomptrace_omp_f_test_lock(void* l) { int (*f)(void*) = omp_test_lock__fn(); return f ? f(l) : 0; }
-int pomptrace_omp_f_init_nest_lock(void* l) { void (*f)(void*) = omp_init_nest_lock__fn(); if (!f) return 0; f(l); return 1; }
-int pomptrace_omp_f_destroy_nest_lock(void* l) { void (*f)(void*) = omp_destroy_nest_lock__fn(); if (!f) return 0; f(l); return 1; }
-int pomptrace_omp_f_set_nest_lock(void* l) { void (*f)(void*) = omp_set_nest_lock__fn(); if (!f) return 0; f(l); return 1; }
-int pomptrace_omp_f_unset_nest_lock(void* l) { void (*f)(void*) = omp_unset_nest_lock__fn(); if (!f) return 0; f(l); return 1; }
-int pomptrace_omp_f_test_nest_lock(void* l) { int (*f)(void*) = omp_test_nest_lock__fn(); return f ? f(l) : 0; }
+/*
+ * The lock API: pomptrace_omp_NAME calls the runtime's omp_NAME, pomptrace_omp_f_NAME its
+ * Fortran entry point omp_NAME_ (gfortran mangling, arguments by reference). A Fortran lock
+ * variable is not a C lock object: libgomp's Fortran nest lock is an 8-byte variable holding a
+ * pointer to a separately allocated 16-byte C lock, so the Fortran wrappers call the Fortran
+ * entries with the address of the Fortran variable, never the C functions.
+ * Operations return 0 when the runtime lacks the function (the caller then reports it once) and
+ * 1 otherwise; tests return the runtime's result, 0 when it lacks the function.
+ */
+static int call_operation(void** slot, const char* name, void* lock)
+{
+    void (*f)(void*) = (void (*)(void*))lookup(slot, name);
+    if (!f) return 0;
+    f(lock);
+    return 1;
+}
+static int call_test(void** slot, const char* name, void* lock)
+{
+    int (*f)(void*) = (int (*)(void*))lookup(slot, name);
+    return f ? f(lock) : 0;
+}
+#define LOCK_ENTRIES(call, name)                                                                   \
+    int pomptrace_omp_##name(void* l) { static void* slot; return call(&slot, "omp_" #name, l); }  \
+    int pomptrace_omp_f_##name(void* l) { static void* slot; return call(&slot, "omp_" #name "_", l); }
+LOCK_ENTRIES(call_operation, init_lock)
+LOCK_ENTRIES(call_operation, destroy_lock)
+LOCK_ENTRIES(call_operation, set_lock)
+LOCK_ENTRIES(call_operation, unset_lock)
+LOCK_ENTRIES(call_test, test_lock)
+LOCK_ENTRIES(call_operation, init_nest_lock)
+LOCK_ENTRIES(call_operation, destroy_nest_lock)
+LOCK_ENTRIES(call_operation, set_nest_lock)
+LOCK_ENTRIES(call_operation, unset_nest_lock)
+LOCK_ENTRIES(call_test, test_nest_lock)
 
 void pomptrace_call_init_regions(void)
 {

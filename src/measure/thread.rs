@@ -127,7 +127,7 @@ fn create() -> &'static ThreadState {
         lock_cache: RefCell::new([(0, 0, None); CACHE_SLOTS]),
     }));
     STATES.lock().push(StatePtr(state));
-    slot::set(state as *const ThreadState as *mut ThreadState);
+    set_slot(state as *const ThreadState as *mut ThreadState);
     state
 }
 
@@ -138,6 +138,17 @@ pub(crate) fn for_each_state(mut f: impl FnMut(&AtomicBool, *mut Location, bool)
     for s in STATES.lock().iter() {
         f(&s.0.busy, s.0.location_ptr(), std::ptr::eq(s.0, own));
     }
+}
+
+extern "C" {
+    /// The address of this thread's `pomptrace_thread_state` (src/openmp_shim.c).
+    fn pomptrace_thread_state_slot() -> *mut *mut std::ffi::c_void;
+}
+
+/// Sets this thread's slot (once, when its state is created: the C call costs nothing there).
+fn set_slot(state: *mut ThreadState) {
+    // SAFETY: the shim returns the address of this thread's slot.
+    unsafe { *pomptrace_thread_state_slot() = state as *mut std::ffi::c_void };
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -167,29 +178,11 @@ mod slot {
         }
         p
     }
-
-    pub fn set(state: *mut ThreadState) {
-        // SAFETY: as in `get`, storing instead of loading.
-        unsafe {
-            core::arch::asm!(
-                "mov {p}, qword ptr [rip + {slot}@GOTTPOFF]",
-                "mov qword ptr fs:[{p}], {state}",
-                slot = sym pomptrace_thread_state,
-                p = out(reg) _,
-                state = in(reg) state,
-                options(nostack, preserves_flags),
-            );
-        }
-    }
 }
 
 #[cfg(not(target_arch = "x86_64"))]
 mod slot {
-    use super::ThreadState;
-
-    extern "C" {
-        fn pomptrace_thread_state_slot() -> *mut *mut std::ffi::c_void;
-    }
+    use super::{pomptrace_thread_state_slot, ThreadState};
 
     /// # Safety
     /// Always sound; unsafe to match the x86-64 version.
@@ -197,11 +190,6 @@ mod slot {
     pub unsafe fn get() -> *mut ThreadState {
         // SAFETY: the shim returns the address of this thread's slot.
         unsafe { *pomptrace_thread_state_slot() as *mut ThreadState }
-    }
-
-    pub fn set(state: *mut ThreadState) {
-        // SAFETY: as in `get`.
-        unsafe { *pomptrace_thread_state_slot() = state as *mut std::ffi::c_void };
     }
 }
 
