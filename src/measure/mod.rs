@@ -164,6 +164,7 @@ fn start_slow() -> Option<&'static Measurement> {
         STATE.store(DISABLED, Ordering::Release);
         return None;
     }
+    active::register_membarrier_if_alone();
     load_filter_once(|| config.clone());
     metrics::configure(config.metrics.as_deref(), |m| warn(&m));
     let measurement = match Measurement::new(config) {
