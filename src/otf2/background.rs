@@ -13,13 +13,15 @@
 //!
 //! Fresh memory is expensive to touch (a page fault per 4 KiB: 0.6–0.8 ns per byte measured
 //! on the development VM, close to one event's whole cost), so the producer does not touch it:
-//! a sink keeps one buffer of its pool in preparation on a second thread, which faults its
-//! pages in (`MADV_POPULATE_WRITE`) and hands it back, and the producer continues in that buffer
-//! when its chunk is full. That thread runs in the idle scheduling class, so it only uses a core
-//! nobody else wants (one thread of a one-thread program, or the cores of threads waiting at a
-//! barrier): with every core busy it falls behind, and a buffer whose preparation has not come
-//! back in time is not waited for: the producer takes a fresh one, as without preparation, and
-//! the late one is freed (so the pool may exceed its size by one buffer for that moment).
+//! once its first chunk is full, a sink keeps one buffer of its pool in preparation on a second
+//! thread, which faults its pages in (`MADV_POPULATE_WRITE`) and hands it back, and the producer
+//! continues in that buffer when its chunk is full. That thread runs in the idle scheduling
+//! class, so it only uses a core nobody else wants (one thread of a one-thread program, or the
+//! cores of threads waiting at a barrier): with every core busy it falls behind, and a buffer
+//! whose preparation has not come back in time is not waited for: the producer takes a fresh
+//! one, as without preparation, and the late one is freed (so the pool may exceed its size by
+//! one buffer for that moment). A run that never fills a chunk never prepares one: a starved
+//! idle-class thread with work left would hold up the process's exit.
 //!
 //! Each chunk is written at its own offset (`index × file chunk size`) with one write, so a file
 //! only ever holds whole chunks. In-memory chunks may be smaller than the file's chunk size
@@ -128,7 +130,7 @@ impl BackgroundWriter {
         let (free_tx, free_rx) = mpsc::channel();
         let (prepared_tx, prepared_rx) = mpsc::channel();
         let buffers = buffers.max(2);
-        let mut sink = BackgroundSink {
+        BackgroundSink {
             queue: self.queue.clone().expect("writer running"),
             preparations: self.preparations.clone(),
             target: Arc::new(Target {
@@ -152,9 +154,7 @@ impl BackgroundWriter {
             waits: 0,
             clock: None,
             stalled_until: None,
-        };
-        sink.prepare_next();
-        sink
+        }
     }
 
     /// Waits until everything queued so far is written.
@@ -456,9 +456,6 @@ mod tests {
         let mut sink = writer.sink(file, 4096, 4096, 2);
         // The full chunk stays in memory, so no written buffer can come back first.
         sink.keep_in_memory(1);
-        // The preparation started with the sink comes back from the preparing thread.
-        let initial = sink.prepared.recv_timeout(Duration::from_secs(30));
-        assert_eq!(initial.expect("prepared in time").len(), 4096);
         // A preparing thread that never answers: the producer must not wait for it.
         let (silent, _kept_alive) = mpsc::channel::<Preparation>();
         sink.preparations = Some(silent);
