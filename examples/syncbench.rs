@@ -21,7 +21,9 @@
 //! locations together for those the team shares. The table's number is printed beside it and a
 //! difference flagged. *ns/event* = added / events, and *÷ tsc* divides it by the cost of a bare
 //! TSC read timed in the same runs. The last lines are, per thread count,
-//! `syncbench T threads: worst ns/event ÷ tsc = R (construct)`.
+//! `syncbench T threads: worst ns/event ÷ tsc = R (construct)` and the same from the best
+//! repetitions (*best* columns: each round's fastest repetition of off and of on, the cost when
+//! the machine runs at its best, as `hotpath_bench` keeps its best round).
 //!
 //! Run: `cargo run --release --example syncbench [-- --quick] [--threads 1,2] [--outer 100]`
 //! (about 3 minutes on 2 idle cores; `--quick`: 20 repetitions instead of 100, about 40 s).
@@ -90,6 +92,8 @@ impl Pooled {
 struct Measured {
     /// µs per construct, mean over the repetitions.
     mean_us: f64,
+    /// µs per construct of the fastest repetition.
+    min_us: f64,
     repetitions: f64,
     /// Constructs per repetition.
     inner: u32,
@@ -221,6 +225,7 @@ fn parse(text: &str) -> RunOutput {
             .filter(|line| line.starts_with("construct="))
             .map(|line| Measured {
                 mean_us: number(line, "us="),
+                min_us: number(line, "min_us="),
                 repetitions: number(line, "outer="),
                 inner: number(line, "inner=") as u32,
             })
@@ -252,6 +257,8 @@ struct Row {
     times: [Pooled; 3],
     /// Per round: on − off of that round's means, µs.
     round_differences: Vec<f64>,
+    /// Per round: on − off of that round's fastest repetitions, µs.
+    round_best_differences: Vec<f64>,
     events: f64,
     table_events: u32,
     tsc_ns: f64,
@@ -340,6 +347,7 @@ fn main() {
                 threads: n,
                 times: [Pooled::default(); 3],
                 round_differences: Vec::new(),
+                round_best_differences: Vec::new(),
                 events: 0.0,
                 table_events: *table_events,
                 tsc_ns: 0.0,
@@ -348,6 +356,7 @@ fn main() {
         for round in 0..rounds {
             for row in &mut rows[first..] {
                 let mut round_means = [0.0; 3];
+                let mut round_bests = [0.0; 3];
                 // Alternate which of off and on runs first, so that a drift within a round
                 // does not always favour the same side.
                 let order: [usize; 3] = if round % 2 == 0 { [0, 1, 2] } else { [0, 2, 1] };
@@ -374,8 +383,11 @@ fn main() {
                     inner.entry(row.construct.clone()).or_insert(measured.inner);
                     row.times[slot].add(measured.mean_us, measured.repetitions);
                     round_means[slot] = measured.mean_us;
+                    round_bests[slot] = measured.min_us;
                 }
                 row.round_differences.push(round_means[2] - round_means[1]);
+                row.round_best_differences
+                    .push(round_bests[2] - round_bests[1]);
             }
         }
         let timed = started.elapsed();
@@ -403,23 +415,40 @@ fn main() {
                 row.construct, row.tsc_ns
             );
         }
+        let worst_best = rows
+            .iter()
+            .filter(|r| r.threads == n)
+            .map(|r| (added_best(r) * 1e3 / r.events / r.tsc_ns, r))
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((ratio, row)) = worst_best {
+            println!(
+                "syncbench {n} threads: worst best ns/event ÷ tsc = {ratio:.2} ({})",
+                row.construct
+            );
+        }
     }
 }
 
-/// On − off (median of the rounds' differences) with a robust standard error, µs per
+/// On − off (median of the rounds' differences of means) with a robust standard error, µs per
 /// construct.
 fn added(row: &Row) -> (f64, f64) {
-    let median = median(&row.round_differences);
-    let deviations: Vec<f64> = row
-        .round_differences
-        .iter()
-        .map(|d| (d - median).abs())
-        .collect();
+    median_with_error(&row.round_differences)
+}
+
+/// The same from each round's fastest repetitions: the cost when the machine runs at its best
+/// (as `hotpath_bench` takes the best round).
+fn added_best(row: &Row) -> f64 {
+    median(&row.round_best_differences)
+}
+
+/// The median and its robust standard error.
+fn median_with_error(values: &[f64]) -> (f64, f64) {
+    let median = median(values);
+    let deviations: Vec<f64> = values.iter().map(|d| (d - median).abs()).collect();
     // 1.4826 × MAD estimates the standard deviation of normal data; the median's standard
     // error is about 1.25 × σ / √n.
-    let n = row.round_differences.len().max(1) as f64;
-    let error = 1.25 * 1.4826 * self::median(&deviations) / n.sqrt();
-    (median, error)
+    let n = values.len().max(1) as f64;
+    (median, 1.25 * 1.4826 * self::median(&deviations) / n.sqrt())
 }
 
 fn median(values: &[f64]) -> f64 {
@@ -451,9 +480,9 @@ fn print_table(rows: &[Row]) {
     println!();
     println!(
         "| construct | threads | plain µs | off µs | on µs | added µs | ± µs | events | table \
-         | ns/event | ÷ tsc |"
+         | ns/event | ÷ tsc | best ns/event | best ÷ tsc |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut order: Vec<&str> = Vec::new();
     for row in rows {
         if !order.contains(&row.construct.as_str()) {
@@ -479,9 +508,11 @@ fn print_table(rows: &[Row]) {
                 ""
             };
             let per_event = ns_per_event(row);
+            let best_per_event = added_best(row) * 1e3 / row.events;
             println!(
                 "| {construct} | {} | {:.3} | {:.3} | {:.3} | {added:.3}{noise} | {error:.3} \
-                 | {:.3}{differs} | {} | {per_event:.1}{noise} | {:.2}{noise} |",
+                 | {:.3}{differs} | {} | {per_event:.1}{noise} | {:.2}{noise} \
+                 | {best_per_event:.1} | {:.2} |",
                 row.threads,
                 plain.mean(),
                 off.mean(),
@@ -489,15 +520,18 @@ fn print_table(rows: &[Row]) {
                 row.events,
                 row.table_events,
                 per_event / row.tsc_ns,
+                best_per_event / row.tsc_ns,
             );
         }
     }
     println!();
     println!(
         "µs per construct: mean over the repetitions minus the reference delay; added = on − off \
-         (recording alone: the median of the rounds' on − off), ± its robust standard error; events: written per construct, counted in \
+         (recording alone: the median of the rounds' on − off), ± its robust standard error; events: \
+         written per construct, counted in \
          traces (critical path: the master's location, or all locations for {}); table: the \
-         program's expected count; ÷ tsc: ns/event over one TSC read.",
+         program's expected count; ÷ tsc: ns/event over one TSC read; best: the same from each \
+         round's fastest repetition of off and of on.",
         SHARED_CONSTRUCTS.join(", ")
     );
     if noisy > 0 {
