@@ -1,4 +1,4 @@
-//! The ways a build gets pomptrace, beyond the harness's own link lines (tests/pomp2_linking.rs
+//! The ways a build gets pomptrace, beyond the harness's own link lines (tests/pomp2_linking/
 //! covers shared, static and LD_PRELOAD with the build tree's library): `make install
 //! PREFIX=...` and the installed files through pkg-config and `pomptrace config`, including the
 //! static archive with only the libraries `pomptrace config --libs --static` names and
