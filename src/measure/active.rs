@@ -98,10 +98,14 @@ fn start_and_retry() -> Option<Active> {
 /// measurement, before it starts threads of its own; with other threads already running, the
 /// delayed registration below is used instead.
 pub(super) fn register_membarrier_if_alone() {
-    if !single_threaded() {
-        return;
+    if single_threaded() && register_with_kernel() {
+        settle_membarrier(MEMBARRIER_REGISTERED);
     }
-    // SAFETY: as in `register_membarrier`.
+}
+
+/// Asks the kernel to register this process for private expedited membarrier.
+fn register_with_kernel() -> bool {
+    // SAFETY: membarrier takes (cmd, flags[, cpu]) integers and touches no memory of ours.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_membarrier,
@@ -109,14 +113,18 @@ pub(super) fn register_membarrier_if_alone() {
             0,
         )
     };
-    if rc == 0 {
-        let _ = MEMBARRIER.compare_exchange(
-            MEMBARRIER_PENDING,
-            MEMBARRIER_REGISTERED,
-            Ordering::SeqCst,
-            Ordering::SeqCst,
-        );
-    }
+    rc == 0
+}
+
+/// Moves the state from pending to `outcome`; finalize may have given up on it meanwhile, and
+/// then it stays unused.
+fn settle_membarrier(outcome: u8) {
+    let _ = MEMBARRIER.compare_exchange(
+        MEMBARRIER_PENDING,
+        outcome,
+        Ordering::SeqCst,
+        Ordering::SeqCst,
+    );
 }
 
 /// Whether the process has one thread.
@@ -148,26 +156,11 @@ pub(super) fn register_membarrier() {
     }
     let register = || {
         std::thread::sleep(MEMBARRIER_DELAY);
-        // SAFETY: membarrier takes (cmd, flags[, cpu]) integers and touches no memory of ours.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_membarrier,
-                MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
-                0,
-            )
-        };
-        let outcome = if rc == 0 {
+        settle_membarrier(if register_with_kernel() {
             MEMBARRIER_REGISTERED
         } else {
             MEMBARRIER_UNUSED
-        };
-        // Finalize may have given up on it meanwhile; then it stays unused.
-        let _ = MEMBARRIER.compare_exchange(
-            MEMBARRIER_PENDING,
-            outcome,
-            Ordering::SeqCst,
-            Ordering::SeqCst,
-        );
+        });
     };
     let spawned = super::process::with_signals_blocked(|| {
         std::thread::Builder::new()
@@ -194,7 +187,7 @@ pub(super) fn wait_for_recorders() -> Vec<*mut Location> {
         )
         .is_err_and(|state| state == MEMBARRIER_REGISTERED);
     if registered {
-        // SAFETY: as in `register_membarrier`.
+        // SAFETY: as in `register_with_kernel`.
         unsafe { libc::syscall(libc::SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0) };
     }
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
