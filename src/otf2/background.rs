@@ -70,7 +70,7 @@ struct Target {
     file_chunk_size: usize,
     error: Mutex<Option<io::Error>>,
     free: Sender<Box<[u8]>>,
-    /// Buffers whose pages the writer thread has faulted in.
+    /// Buffers whose pages the preparing thread has faulted in.
     prepared: Sender<Box<[u8]>>,
 }
 
@@ -209,7 +209,7 @@ pub struct BackgroundSink {
     target: Arc<Target>,
     free: Receiver<Box<[u8]>>,
     prepared: Receiver<Box<[u8]>>,
-    /// A buffer of the pool is being prepared on the writer thread.
+    /// A buffer of the pool is being prepared on the preparing thread.
     preparing: bool,
     /// Prepared buffers that came too late and were replaced by fresh ones (freed on arrival).
     orphaned: usize,
@@ -266,6 +266,11 @@ impl BackgroundSink {
         }
     }
 
+    /// A newly allocated buffer (its pages are not touched yet).
+    fn fresh_buffer(&self) -> Box<[u8]> {
+        vec![0u8; self.chunk_size].into_boxed_slice()
+    }
+
     /// Puts one more buffer of the pool in preparation, unless one is already (or a late one
     /// is still to come) or the pool is used up.
     fn prepare_next(&mut self) {
@@ -279,7 +284,7 @@ impl BackgroundSink {
         self.preparing = true;
         let job = Preparation {
             target: self.target.clone(),
-            buffer: vec![0u8; self.chunk_size].into_boxed_slice(),
+            buffer: self.fresh_buffer(),
         };
         if let Err(mpsc::SendError(Preparation { target, buffer })) = preparations.send(job) {
             // The preparing thread is gone: the buffer is simply used as it is.
@@ -316,13 +321,13 @@ impl BackgroundSink {
         }
         if self.buffers_left > 0 {
             self.buffers_left -= 1;
-            return vec![0u8; self.chunk_size].into_boxed_slice();
+            return self.fresh_buffer();
         }
         if self.preparing {
             // Its preparation has not come back: a fresh buffer now rather than a wait.
             self.preparing = false;
             self.orphaned += 1;
-            return vec![0u8; self.chunk_size].into_boxed_slice();
+            return self.fresh_buffer();
         }
         if self.in_flight == 0 {
             // Every buffer is kept back: the oldest has to go now.
@@ -334,7 +339,7 @@ impl BackgroundSink {
                 self.in_flight -= 1;
                 buffer
             }
-            Err(_) => vec![0u8; self.chunk_size].into(),
+            Err(_) => self.fresh_buffer(),
         };
         self.waited += start.elapsed();
         self.waits += 1;
@@ -449,8 +454,7 @@ mod tests {
 
     #[test]
     fn a_prepared_buffer_is_taken_and_a_late_one_is_not_waited_for() {
-        let dir = std::env::temp_dir().join(format!("background-prep-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::otf2::test_dir("background-prep");
         let writer = BackgroundWriter::spawn("prep-test").unwrap();
         let file = ChunkFile::create(&dir.join("a.evt")).unwrap();
         let mut sink = writer.sink(file, 4096, 4096, 2);
