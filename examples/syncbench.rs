@@ -403,24 +403,14 @@ fn main() {
     }
     print_table(&rows);
     for &n in &threads {
-        let worst = rows
-            .iter()
-            .filter(|r| r.threads == n)
-            .map(|r| (ns_per_event(r) / r.tsc_ns, r))
-            .max_by(|a, b| a.0.total_cmp(&b.0));
-        if let Some((ratio, row)) = worst {
+        if let Some((ratio, row)) = worst(&rows, n, ns_per_event) {
             let noise = if is_noise(row) { "~" } else { "" };
             println!(
                 "syncbench {n} threads: worst ns/event ÷ tsc = {ratio:.2}{noise} ({}; tsc {:.2} ns)",
                 row.construct, row.tsc_ns
             );
         }
-        let worst_best = rows
-            .iter()
-            .filter(|r| r.threads == n)
-            .map(|r| (added_best(r) * 1e3 / r.events / r.tsc_ns, r))
-            .max_by(|a, b| a.0.total_cmp(&b.0));
-        if let Some((ratio, row)) = worst_best {
+        if let Some((ratio, row)) = worst(&rows, n, best_ns_per_event) {
             println!(
                 "syncbench {n} threads: worst best ns/event ÷ tsc = {ratio:.2} ({})",
                 row.construct
@@ -429,16 +419,24 @@ fn main() {
     }
 }
 
+/// The row at `threads` threads with the highest `per_event(row)` ÷ TSC read, and that ratio.
+fn worst(rows: &[Row], threads: usize, per_event: fn(&Row) -> f64) -> Option<(f64, &Row)> {
+    rows.iter()
+        .filter(|r| r.threads == threads)
+        .map(|r| (per_event(r) / r.tsc_ns, r))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
 /// On − off (median of the rounds' differences of means) with a robust standard error, µs per
 /// construct.
 fn added(row: &Row) -> (f64, f64) {
     median_with_error(&row.round_differences)
 }
 
-/// The same from each round's fastest repetitions: the cost when the machine runs at its best
-/// (as `hotpath_bench` takes the best round).
-fn added_best(row: &Row) -> f64 {
-    median(&row.round_best_differences)
+/// The same from each round's fastest repetitions, per event written, in ns: the cost when the
+/// machine runs at its best (as `hotpath_bench` takes the best round).
+fn best_ns_per_event(row: &Row) -> f64 {
+    median(&row.round_best_differences) * 1e3 / row.events
 }
 
 /// The median and its robust standard error.
@@ -508,7 +506,7 @@ fn print_table(rows: &[Row]) {
                 ""
             };
             let per_event = ns_per_event(row);
-            let best_per_event = added_best(row) * 1e3 / row.events;
+            let best_per_event = best_ns_per_event(row);
             println!(
                 "| {construct} | {} | {:.3} | {:.3} | {:.3} | {added:.3}{noise} | {error:.3} \
                  | {:.3}{differs} | {} | {per_event:.1}{noise} | {:.2}{noise} \
