@@ -138,34 +138,79 @@ impl<S: ChunkSink> TimedChunks<S> {
     }
 
     /// Writes the TIMESTAMP record when libotf2 would: first event of a chunk, a later time,
-    /// or time 0.
-    #[inline(always)]
+    /// or time 0 (only the stall record of `next_chunk` uses this; events use `record_room`).
     fn timestamp(&mut self, time: u64) {
-        let time = if time < self.last_time {
-            self.clamped_timestamps += 1;
-            self.last_time
-        } else {
-            time
-        };
-        if time != self.last_time || time == 0 || !self.chunk_has_timestamp {
-            let out = &mut self.chunk[self.pos..self.pos + 9];
+        if let Some(time) = self.stamp(time) {
+            let out = &mut self.chunk[self.pos..self.pos + TIMESTAMP_BOUND];
             out[0] = TIMESTAMP;
-            out[1..9].copy_from_slice(&time.to_le_bytes());
-            self.pos += 9;
+            out[1..].copy_from_slice(&time.to_le_bytes());
+            self.pos += TIMESTAMP_BOUND;
+        }
+    }
+
+    /// The time of a TIMESTAMP record due before an event at `time`, if one is due; a time
+    /// earlier than the last one is clamped to it (timestamps never decrease).
+    #[inline(always)]
+    fn stamp(&mut self, time: u64) -> Option<u64> {
+        if time > self.last_time {
+            // The common case: every recording call reads the clock anew.
             self.last_time = time;
             self.chunk_has_timestamp = true;
+            Some(time)
+        } else {
+            self.stamp_not_later(time)
         }
+    }
+
+    /// `stamp` for a time not after the last one: the same time again (several events of one
+    /// call), time 0, or a clock that went backwards.
+    #[inline(never)]
+    fn stamp_not_later(&mut self, time: u64) -> Option<u64> {
+        if time < self.last_time {
+            self.clamped_timestamps += 1;
+        }
+        let time = self.last_time;
+        (time == 0 || !self.chunk_has_timestamp).then(|| {
+            self.chunk_has_timestamp = true;
+            time
+        })
+    }
+
+    /// Makes room for an event of at most `bound` bytes after its timestamp at `time`, writes
+    /// the TIMESTAMP record if one is due, and returns the `bound` bytes where the event goes
+    /// (the caller then calls `commit`). One bounds check covers both records.
+    #[inline(always)]
+    fn record_room(&mut self, bound: usize, time: u64) -> &mut [u8] {
+        self.reserve(TIMESTAMP_BOUND + bound, time);
+        let stamp = self.stamp(time);
+        let pos = self.pos;
+        let room = &mut self.chunk[pos..pos + TIMESTAMP_BOUND + bound];
+        let start = match stamp {
+            Some(time) => {
+                room[0] = TIMESTAMP;
+                room[1..TIMESTAMP_BOUND].copy_from_slice(&time.to_le_bytes());
+                TIMESTAMP_BOUND
+            }
+            None => 0,
+        };
+        self.pos = pos + start;
+        &mut room[start..start + bound]
+    }
+
+    /// Ends an event of `len` bytes begun with `record_room`.
+    #[inline(always)]
+    fn commit(&mut self, len: usize) {
+        self.pos += len;
+        self.events += 1;
     }
 
     /// One singleton record with a compressed u32 value (Enter, Leave).
     #[inline(always)]
     pub fn write_u32_singleton(&mut self, time: u64, id: u8, value: u32) {
-        self.reserve(REGION_EVENT_BOUND, time);
-        self.timestamp(time);
-        let out = &mut self.chunk[self.pos..self.pos + 6];
+        let out = self.record_room(REGION_EVENT_BOUND - TIMESTAMP_BOUND, time);
         out[0] = id;
-        self.pos += 1 + put_cu32_at(&mut out[1..], value);
-        self.events += 1;
+        let len = 1 + put_cu32_at(&mut out[1..], value);
+        self.commit(len);
     }
 
     /// One record with a short, fixed payload written by `encode` into `out` (at least
@@ -177,14 +222,11 @@ impl<S: ChunkSink> TimedChunks<S> {
         id: u8,
         encode: impl FnOnce(&mut [u8]) -> usize,
     ) {
-        self.reserve(TIMESTAMP_BOUND + 2 + PAYLOAD_BOUND, time);
-        self.timestamp(time);
-        let out = &mut self.chunk[self.pos..self.pos + 2 + PAYLOAD_BOUND];
+        let out = self.record_room(2 + PAYLOAD_BOUND, time);
         out[0] = id;
         let len = encode(&mut out[2..]);
         out[1] = len as u8;
-        self.pos += 2 + len;
-        self.events += 1;
+        self.commit(2 + len);
     }
 
     /// `write_small` preceded by an attribute list of one UINT64 entry, encoded in place: the
@@ -201,9 +243,7 @@ impl<S: ChunkSink> TimedChunks<S> {
     ) {
         let record_bound =
             attribute_list_bound(1) + 1 + length_field_bound(PAYLOAD_BOUND) + PAYLOAD_BOUND;
-        self.reserve(TIMESTAMP_BOUND + record_bound, time);
-        self.timestamp(time);
-        let out = &mut self.chunk[self.pos..self.pos + record_bound];
+        let out = self.record_room(record_bound, time);
         out[0] = super::ATTRIBUTE_LIST;
         let mut n = 2;
         n += put_cu32_at(&mut out[n..], 1);
@@ -215,8 +255,7 @@ impl<S: ChunkSink> TimedChunks<S> {
         out[n] = id;
         let len = encode(&mut out[n + 2..]);
         out[n + 1] = len as u8;
-        self.pos += n + 2 + len;
-        self.events += 1;
+        self.commit(n + 2 + len);
     }
 
     /// Any record, with an optional attribute list, in libotf2's framing: attribute list, id,

@@ -13,13 +13,12 @@ macro_rules! put_compressed_at {
         #[inline(always)]
         pub fn $name(out: &mut [u8], value: $ty) -> usize {
             let out = &mut out[..1 + $bytes];
-            if value == 0 {
-                out[0] = 0;
-                1
-            } else if value == <$ty>::MAX {
+            if value == <$ty>::MAX {
                 out[0] = 0xff;
                 1
             } else {
+                // Zero comes out as the length byte 0 alone (the value bytes written after
+                // it are not counted).
                 let n = $bytes - (value.leading_zeros() / 8) as usize;
                 out[0] = n as u8;
                 out[1..].copy_from_slice(&value.to_le_bytes());
