@@ -12,7 +12,10 @@
 //! killed.
 //!
 //! Fresh memory is expensive to touch (a page fault per 4 KiB: 0.6–0.8 ns per byte measured
-//! on the development VM, close to one event's whole cost), so the producer does not touch it:
+//! on the development VM, close to one event's whole cost). The pool's buffers after the first
+//! are slots of one region of transparent huge pages where the kernel has them
+//! ([`super::chunk_buffer`]: a seventh of that cost), and where it can, the producer does not
+//! touch fresh memory at all:
 //! once its first chunk is full, a sink keeps one buffer of its pool in preparation on a second
 //! thread, which faults its pages in (`MADV_POPULATE_WRITE`) and hands it back, and the producer
 //! continues in that buffer when its chunk is full. That thread runs in the idle scheduling
@@ -36,12 +39,13 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::chunk::ChunkSink;
+use super::chunk_buffer::{ChunkBuffer, HugePageSlots};
 use super::chunk_file::ChunkFile;
 
 enum Job {
     Chunk {
         target: Arc<Target>,
-        chunk: Box<[u8]>,
+        chunk: ChunkBuffer,
         len: usize,
     },
     /// Reply once every job queued before this one is done.
@@ -51,7 +55,7 @@ enum Job {
 /// A buffer whose pages the preparing thread faults in before handing it back to its sink.
 struct Preparation {
     target: Arc<Target>,
-    buffer: Box<[u8]>,
+    buffer: ChunkBuffer,
 }
 
 /// Runs in the writer thread before it writes a chunk, e.g. to save what the chunk refers to
@@ -69,9 +73,9 @@ struct Target {
     /// Chunk size of the file; larger than the in-memory chunks when they are padded.
     file_chunk_size: usize,
     error: Mutex<Option<io::Error>>,
-    free: Sender<Box<[u8]>>,
+    free: Sender<ChunkBuffer>,
     /// Buffers whose pages the preparing thread has faulted in.
-    prepared: Sender<Box<[u8]>>,
+    prepared: Sender<ChunkBuffer>,
 }
 
 /// The thread and the queue feeding it.
@@ -145,6 +149,9 @@ impl BackgroundWriter {
             preparing: false,
             orphaned: 0,
             chunk_size,
+            // The producer's first buffer is its own (a thread that records little touches few
+            // pages of it); the rest of the pool, used once that one is full, is one region.
+            slots: HugePageSlots::new(chunk_size, buffers - 1),
             buffers_left: buffers - 1,
             kept: VecDeque::new(),
             keep: 0,
@@ -207,17 +214,19 @@ pub struct BackgroundSink {
     queue: Sender<Job>,
     preparations: Option<Sender<Preparation>>,
     target: Arc<Target>,
-    free: Receiver<Box<[u8]>>,
-    prepared: Receiver<Box<[u8]>>,
+    free: Receiver<ChunkBuffer>,
+    prepared: Receiver<ChunkBuffer>,
     /// A buffer of the pool is being prepared on the preparing thread.
     preparing: bool,
     /// Prepared buffers that came too late and were replaced by fresh ones (freed on arrival).
     orphaned: usize,
     chunk_size: usize,
+    /// Where the pool's buffers are allocated: huge pages where the kernel has them.
+    slots: HugePageSlots,
     /// Buffers that may still be allocated before the producer has to wait for a free one.
     buffers_left: usize,
     /// Full chunks held back from the writer thread, oldest first.
-    kept: VecDeque<(Box<[u8]>, usize)>,
+    kept: VecDeque<(ChunkBuffer, usize)>,
     keep: usize,
     /// The buffer being filled is never kept back.
     max_keep: usize,
@@ -267,8 +276,10 @@ impl BackgroundSink {
     }
 
     /// A newly allocated buffer (its pages are not touched yet).
-    fn fresh_buffer(&self) -> Box<[u8]> {
-        vec![0u8; self.chunk_size].into_boxed_slice()
+    fn fresh_buffer(&mut self) -> ChunkBuffer {
+        self.slots
+            .take()
+            .unwrap_or_else(|| ChunkBuffer::zeroed(self.chunk_size))
     }
 
     /// Puts one more buffer of the pool in preparation, unless one is already (or a late one
@@ -277,14 +288,17 @@ impl BackgroundSink {
         if self.preparing || self.orphaned > 0 || self.buffers_left == 0 {
             return;
         }
-        let Some(preparations) = &self.preparations else {
+        if self.preparations.is_none() {
             return;
-        };
+        }
         self.buffers_left -= 1;
         self.preparing = true;
         let job = Preparation {
             target: self.target.clone(),
             buffer: self.fresh_buffer(),
+        };
+        let Some(preparations) = &self.preparations else {
+            return;
         };
         if let Err(mpsc::SendError(Preparation { target, buffer })) = preparations.send(job) {
             // The preparing thread is gone: the buffer is simply used as it is.
@@ -293,7 +307,7 @@ impl BackgroundSink {
     }
 
     /// The prepared buffer, if it has come back (late ones that were replaced are freed).
-    fn take_prepared(&mut self) -> Option<Box<[u8]>> {
+    fn take_prepared(&mut self) -> Option<ChunkBuffer> {
         while let Ok(buffer) = self.prepared.try_recv() {
             if self.orphaned > 0 {
                 self.orphaned -= 1;
@@ -305,13 +319,13 @@ impl BackgroundSink {
         None
     }
 
-    fn free_buffer(&mut self) -> Box<[u8]> {
+    fn free_buffer(&mut self) -> ChunkBuffer {
         let buffer = self.next_buffer();
         self.prepare_next();
         buffer
     }
 
-    fn next_buffer(&mut self) -> Box<[u8]> {
+    fn next_buffer(&mut self) -> ChunkBuffer {
         if let Ok(buffer) = self.free.try_recv() {
             self.in_flight -= 1;
             return buffer;
@@ -405,7 +419,7 @@ fn populate(buffer: &mut [u8]) {
 }
 
 impl ChunkSink for BackgroundSink {
-    fn submit(&mut self, chunk: Box<[u8]>, len: usize) -> Box<[u8]> {
+    fn submit(&mut self, chunk: ChunkBuffer, len: usize) -> ChunkBuffer {
         self.kept.push_back((chunk, len));
         if self.kept.len() > self.keep {
             // Past the budget: write in the background from now on.
@@ -443,10 +457,10 @@ mod tests {
 
     #[test]
     fn populating_a_buffer_keeps_its_contents() {
-        let mut buffer: Box<[u8]> = (0..3 * 4096 + 100).map(|i| (i % 251) as u8).collect();
-        let before = buffer.clone();
+        let bytes: Box<[u8]> = (0..3 * 4096 + 100).map(|i| (i % 251) as u8).collect();
+        let mut buffer = ChunkBuffer::from(bytes.clone());
         populate(&mut buffer);
-        assert_eq!(buffer, before);
+        assert_eq!(&buffer[..], &bytes[..]);
         let mut unaligned = vec![7u8; 5000].into_boxed_slice();
         populate(&mut unaligned[1..]);
         assert!(unaligned.iter().all(|&b| b == 7));
@@ -468,7 +482,7 @@ mod tests {
         sink.prepare_next();
         assert!(sink.preparing);
         assert_eq!(sink.buffers_left, 0);
-        let first = sink.submit(vec![1u8; 4096].into_boxed_slice(), 4096);
+        let first = sink.submit(vec![1u8; 4096].into_boxed_slice().into(), 4096);
         assert_eq!(first.len(), 4096);
         assert_eq!(
             sink.orphaned, 1,
@@ -476,8 +490,14 @@ mod tests {
         );
         assert_eq!(sink.waited().1, 0);
         // A preparation that comes back is used (and an orphan is dropped first).
-        sink.target.prepared.send(vec![2u8; 4096].into()).unwrap();
-        sink.target.prepared.send(vec![3u8; 4096].into()).unwrap();
+        sink.target
+            .prepared
+            .send(vec![2u8; 4096].into_boxed_slice().into())
+            .unwrap();
+        sink.target
+            .prepared
+            .send(vec![3u8; 4096].into_boxed_slice().into())
+            .unwrap();
         sink.preparing = true;
         let taken = sink.take_prepared().expect("prepared buffer");
         assert_eq!(taken[0], 3);
@@ -495,7 +515,7 @@ mod tests {
             writer.drain();
             std::fs::metadata(path).unwrap().len()
         };
-        let chunk = || vec![7u8; 4096].into_boxed_slice();
+        let chunk = || ChunkBuffer::from(vec![7u8; 4096].into_boxed_slice());
 
         let kept = dir.join("kept.evt");
         let mut sink = writer.sink(ChunkFile::create(&kept).unwrap(), 4096, 4096, 8);

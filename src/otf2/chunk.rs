@@ -5,6 +5,7 @@
 
 use std::io;
 
+pub use super::chunk_buffer::ChunkBuffer;
 use super::chunk_file::ChunkFile;
 
 pub const CHUNK_HEADER: u8 = 0x03;
@@ -44,7 +45,7 @@ pub fn write_chunk_header(chunk: &mut [u8], first_event: u64, last_event: u64) {
 pub trait ChunkSink {
     /// `chunk[..len]` belongs to the file: `len == chunk.len()` for every chunk but the last.
     /// Errors are kept by the sink and reported by [`ChunkSink::finish`]; recording goes on.
-    fn submit(&mut self, chunk: Box<[u8]>, len: usize) -> Box<[u8]>;
+    fn submit(&mut self, chunk: ChunkBuffer, len: usize) -> ChunkBuffer;
     /// Called once after the final chunk: flushes and reports the first error, if any.
     fn finish(&mut self) -> io::Result<()>;
     /// If the last `submit` had to wait for a free buffer, the time the wait ended (in the
@@ -75,7 +76,7 @@ impl FileSink {
 }
 
 impl ChunkSink for FileSink {
-    fn submit(&mut self, chunk: Box<[u8]>, len: usize) -> Box<[u8]> {
+    fn submit(&mut self, chunk: ChunkBuffer, len: usize) -> ChunkBuffer {
         if self.error.is_none() {
             if let Some(file) = self.file.as_ref() {
                 match file.write_at(self.bytes_written, &chunk[..len]) {
@@ -106,7 +107,7 @@ pub struct VecSink {
 }
 
 impl ChunkSink for VecSink {
-    fn submit(&mut self, chunk: Box<[u8]>, len: usize) -> Box<[u8]> {
+    fn submit(&mut self, chunk: ChunkBuffer, len: usize) -> ChunkBuffer {
         self.bytes.extend_from_slice(&chunk[..len]);
         self.chunks += 1;
         chunk
@@ -117,7 +118,7 @@ impl ChunkSink for VecSink {
 }
 
 impl<S: ChunkSink + ?Sized> ChunkSink for Box<S> {
-    fn submit(&mut self, chunk: Box<[u8]>, len: usize) -> Box<[u8]> {
+    fn submit(&mut self, chunk: ChunkBuffer, len: usize) -> ChunkBuffer {
         (**self).submit(chunk, len)
     }
     fn finish(&mut self) -> io::Result<()> {

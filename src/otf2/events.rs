@@ -23,7 +23,7 @@ const REGION_EVENT_BOUND: usize = TIMESTAMP_BOUND + 1 + 5;
 
 /// A timed, chunked record stream: the part event and snapshot files share.
 pub struct TimedChunks<S: ChunkSink> {
-    chunk: Box<[u8]>,
+    chunk: ChunkBuffer,
     pos: usize,
     /// Events (records) in all earlier chunks, for the chunk header.
     events_before_chunk: u64,
@@ -42,11 +42,11 @@ impl<S: ChunkSink> TimedChunks<S> {
     /// `chunk_size` must be one the readers accept (see [`validate_chunk_size`]) unless the
     /// stream is only read back by this crate.
     pub fn new(chunk_size: usize, sink: S) -> Self {
-        Self::with_buffer(vec![0u8; chunk_size].into_boxed_slice(), sink)
+        Self::with_buffer(ChunkBuffer::zeroed(chunk_size), sink)
     }
 
     /// Starts in a caller-provided (e.g. recycled) buffer whose length is the chunk size.
-    pub fn with_buffer(chunk: Box<[u8]>, sink: S) -> Self {
+    pub fn with_buffer(chunk: ChunkBuffer, sink: S) -> Self {
         assert!(chunk.len() >= 64, "chunk buffer too small");
         let mut s = Self {
             chunk,
@@ -113,7 +113,7 @@ impl<S: ChunkSink> TimedChunks<S> {
         let (first, last) = (self.events_before_chunk + 1, self.events);
         write_chunk_header(&mut self.chunk, first, last);
         self.chunk[self.pos..].fill(END_OF_CHUNK);
-        let full = std::mem::replace(&mut self.chunk, Box::new([]));
+        let full = std::mem::replace(&mut self.chunk, ChunkBuffer::empty());
         let len = full.len();
         self.chunk = self.sink.submit(full, len);
         self.start_chunk();
@@ -317,7 +317,7 @@ impl<S: ChunkSink> TimedChunks<S> {
             self.chunk[self.pos] = END_OF_BUFFER;
             self.pos += 1;
         }
-        let chunk = std::mem::replace(&mut self.chunk, Box::new([]));
+        let chunk = std::mem::replace(&mut self.chunk, ChunkBuffer::empty());
         let _recycled = self.sink.submit(chunk, self.pos);
         let result = self.sink.finish();
         (self.sink, result)
@@ -356,7 +356,7 @@ impl<S: ChunkSink> EventWriter<S> {
             chunks: TimedChunks::new(chunk_size, sink),
         }
     }
-    pub fn with_buffer(chunk: Box<[u8]>, sink: S) -> Self {
+    pub fn with_buffer(chunk: ChunkBuffer, sink: S) -> Self {
         Self {
             chunks: TimedChunks::with_buffer(chunk, sink),
         }
