@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use super::location::Location;
 use super::regions::{Construct, NO_REGION};
 use super::thread::{self, ThreadState};
-use super::{active, clock, tasks, team, warn, warn_once, Active, Measurement, REGISTRY};
+use super::{active, tasks, team, warn, warn_once, Active, Measurement, REGISTRY};
 use crate::otf2::Paradigm;
 
 /// The construct behind a handle, assigning it from `ctc` when the handle is still empty.
@@ -398,6 +398,10 @@ impl LockCall {
 /// (before the start, after the end, with recording off). `real` returns the OpenMP result
 /// (test functions: non-zero on success; others: 0). The real operation may block for long,
 /// so it runs outside the recording sections (the measurement may end meanwhile).
+///
+/// The events on each side of the real operation share one timestamp (Enter and
+/// ThreadReleaseLock before it, ThreadAcquireLock and Leave after it), as critical sections'
+/// do: nothing happens between them.
 pub fn lock_call(call: LockCall, lock: usize, real: impl FnOnce() -> i32) -> i32 {
     let nest = call.nest();
     let region = {
@@ -405,47 +409,51 @@ pub fn lock_call(call: LockCall, lock: usize, real: impl FnOnce() -> i32) -> i32
         let Some(guard) = active(start) else {
             return real();
         };
-        let m = guard.get();
-        let region = m.lock_api_regions[call as usize];
+        let region = guard.get().lock_api_regions[call as usize];
+        let releasing = matches!(call, LockCall::Unset | LockCall::UnsetNest)
+            .then(|| super::locks::releasing(lock, nest));
         let on = guard.recording();
         if on {
-            location(&guard).enter(clock::now(), region);
-        }
-        if matches!(call, LockCall::Unset | LockCall::UnsetNest) {
-            let (id, order) = super::locks::releasing(lock, nest);
-            if on {
-                if let Some(w) = location(&guard).writer() {
-                    w.thread_release_lock(clock::now(), Paradigm::OPENMP, id, order);
-                }
+            let loc = location(&guard);
+            let t = guard.now();
+            loc.enter(t, region);
+            if let (Some((id, order)), Some(w)) = (releasing, loc.writer()) {
+                w.thread_release_lock(t, Paradigm::OPENMP, id, order);
             }
         }
         on.then_some(region)
     };
     let result = real();
-    match call {
-        LockCall::Init | LockCall::InitNest => super::locks::register(lock),
-        LockCall::Destroy | LockCall::DestroyNest => super::locks::unregister(lock),
-        LockCall::Set | LockCall::SetNest => acquired(lock, nest),
-        LockCall::Test | LockCall::TestNest if result != 0 => acquired(lock, nest),
-        _ => {}
-    }
-    if let Some(region) = region {
-        if let Some(guard) = active(false) {
-            location(&guard).leave(clock::now(), region);
+    // The acquisition is counted in every state, so orders stay right.
+    let acquisition = match call {
+        LockCall::Init | LockCall::InitNest => {
+            super::locks::register(lock);
+            None
         }
-    }
-    result
-}
-
-/// The lock was obtained: counts the acquisition (also while not recording, so orders stay
-/// right) and records it.
-fn acquired(lock: usize, nest: bool) {
-    let (id, order) = super::locks::acquired(lock, nest);
-    if let Some(guard) = active(false) {
-        if guard.recording() {
-            if let Some(w) = location(&guard).writer() {
-                w.thread_acquire_lock(clock::now(), Paradigm::OPENMP, id, order);
+        LockCall::Destroy | LockCall::DestroyNest => {
+            super::locks::unregister(lock);
+            None
+        }
+        LockCall::Set | LockCall::SetNest => Some(super::locks::acquired(lock, nest)),
+        LockCall::Test | LockCall::TestNest if result != 0 => {
+            Some(super::locks::acquired(lock, nest))
+        }
+        _ => None,
+    };
+    if region.is_some() || acquisition.is_some() {
+        if let Some(guard) = active(false) {
+            let acquisition = acquisition.filter(|_| guard.recording());
+            if region.is_some() || acquisition.is_some() {
+                let loc = location(&guard);
+                let t = guard.now();
+                if let (Some((id, order)), Some(w)) = (acquisition, loc.writer()) {
+                    w.thread_acquire_lock(t, Paradigm::OPENMP, id, order);
+                }
+                if let Some(region) = region {
+                    loc.leave(t, region);
+                }
             }
         }
     }
+    result
 }
