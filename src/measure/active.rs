@@ -12,7 +12,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use super::location::Location;
 use super::thread::{self, ThreadState};
 use super::{
-    hot, started, warn, Measurement, HOT, HOT_MEMBARRIER, HOT_RECORDING, HOT_RUNNING, HOT_TSC,
+    hot, started, warn, Measurement, HOT, HOT_MEMBARRIER, HOT_METRICS, HOT_RECORDING, HOT_RUNNING,
+    HOT_TSC,
 };
 
 /// A thread inside a call that touches its location (see the module documentation). Two
@@ -90,6 +91,33 @@ pub fn active(start: bool) -> Option<Active> {
     } else {
         None
     }
+}
+
+/// The common state of a run, in which one-event calls take their fast path: running,
+/// recording, on the TSC, registered for membarrier, and no synchronous metrics (none of
+/// `HOT_METRICS`). One comparison of the hot word checks all of it.
+pub const HOT_FAST: u8 = HOT_RUNNING | HOT_RECORDING | HOT_TSC | HOT_MEMBARRIER;
+const _: () = assert!(HOT_FAST & HOT_METRICS == 0);
+
+/// `active(false)` for the common state only: Some when the hot word is `HOT_FAST` and this
+/// thread already has its state; otherwise None, with nothing changed, and the caller takes its
+/// general path (which starts the measurement, fences, creates the state as needed).
+/// The guard's `now` is the TSC and its `recording` is true.
+#[inline(always)]
+pub fn active_fast() -> Option<Active> {
+    let thread = thread::existing()?;
+    thread.busy.store(true, Ordering::Relaxed);
+    // The protocol of `active`: HOT_FAST includes HOT_MEMBARRIER, so whenever the value read
+    // after this compiler fence is used, finalize issues the barrier for this thread.
+    std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    if hot() == HOT_FAST {
+        return Some(Active {
+            thread,
+            hot: HOT_FAST,
+        });
+    }
+    thread.busy.store(false, Ordering::Release);
+    None
 }
 
 #[cold]

@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use once_cell::sync::OnceCell;
 
 use crate::otf2::{ArchiveConfig, ArchiveWriter, BackgroundWriter, Event};
-pub use active::{active, Active};
+pub use active::{active, active_fast, Active};
 use config::Config;
 use definitions::Fact;
 use location::LocationCell;
@@ -55,7 +55,8 @@ static STATE: AtomicU8 = AtomicU8::new(NOT_STARTED);
 static RECORDING: AtomicBool = AtomicBool::new(true);
 /// What the hot path needs of the global state, in one load: whether the measurement runs
 /// and whether events are recorded (`STATE == RUNNING`, `RECORDING`), the clock's kind, and
-/// whether recording may do without a real fence (see `active.rs`).
+/// whether recording may do without a real fence (see `active.rs`), and whether Enter and
+/// Leave carry metrics.
 pub(super) static HOT: AtomicU8 = AtomicU8::new(0);
 pub(crate) const HOT_RUNNING: u8 = 1;
 pub(crate) const HOT_RECORDING: u8 = 2;
@@ -64,6 +65,8 @@ pub(crate) const HOT_TSC: u8 = 4;
 /// barrier, so recording needs only a compiler fence. Set only by `active.rs`, once the
 /// registration is final; `update_hot` keeps it.
 pub(crate) const HOT_MEMBARRIER: u8 = 8;
+/// Enter and Leave carry synchronous metric values (`metrics::synchronous()`).
+pub(crate) const HOT_METRICS: u8 = 16;
 
 #[inline(always)]
 pub(crate) fn hot() -> u8 {
@@ -76,6 +79,11 @@ fn update_hot() {
     let value = if running {
         HOT_RUNNING
             | if clock::is_tsc() { HOT_TSC } else { 0 }
+            | if metrics::synchronous() {
+                HOT_METRICS
+            } else {
+                0
+            }
             | if RECORDING.load(Ordering::Relaxed) {
                 HOT_RECORDING
             } else {
