@@ -76,13 +76,23 @@ pub(crate) use with_construct;
 pub(crate) fn guard<R: Default>(name: &'static str, body: impl FnOnce() -> R) -> R {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(r) => r,
-        Err(_) => {
-            crate::measure::warn_once(name, || {
-                format!("internal error in {name}; the call was skipped (please report this)")
-            });
+        Err(payload) => {
+            // Out of line and by value: the name is materialised only here, in the landing
+            // pad's path, not stored on every call.
+            panicked(name, payload);
             R::default()
         }
     }
+}
+
+/// The one `pomptrace:` message for a panic caught at the boundary of `name`.
+#[cold]
+#[inline(never)]
+fn panicked(name: &'static str, payload: Box<dyn std::any::Any + Send>) {
+    drop(payload);
+    crate::measure::warn_once(name, || {
+        format!("internal error in {name}; the call was skipped (please report this)")
+    });
 }
 
 /// A region handle as the measurement sees it (None for a NULL pointer).
@@ -131,5 +141,16 @@ pub(crate) unsafe fn put<T>(out: *mut T, value: T) {
     if !out.is_null() {
         // SAFETY: the function's contract.
         unsafe { out.write(value) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_panic_stops_at_the_boundary_with_the_default_result() {
+        let r: u32 = ffi_boundary!("POMP2_Test_boundary", { panic!("deliberate") });
+        assert_eq!(r, 0);
+        let r: u32 = ffi_boundary!("POMP2_Test_boundary", { 7 });
+        assert_eq!(r, 7);
     }
 }

@@ -11,11 +11,14 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::location::Location;
 use super::thread::{self, ThreadState};
-use super::{hot, started, warn, Measurement, HOT_RECORDING, HOT_RUNNING, HOT_TSC};
+use super::{
+    hot, started, warn, Measurement, HOT, HOT_MEMBARRIER, HOT_METRICS, HOT_RECORDING, HOT_RUNNING,
+    HOT_TSC,
+};
 
-/// A thread inside a call that touches its location (see the module documentation).
+/// A thread inside a call that touches its location (see the module documentation). Two
+/// words, so that it travels in registers, also out of the cold start path.
 pub struct Active {
-    m: &'static Measurement,
     thread: &'static ThreadState,
     hot: u8,
 }
@@ -23,7 +26,9 @@ pub struct Active {
 impl Active {
     #[inline(always)]
     pub fn get(&self) -> &'static Measurement {
-        self.m
+        // SAFETY: an `Active` exists only after HOT_RUNNING was seen, and HOT_RUNNING is only
+        // set after the measurement was published (it is never taken down).
+        unsafe { super::MEASUREMENT.get_unchecked() }
     }
     #[inline(always)]
     pub fn thread(&self) -> &'static ThreadState {
@@ -49,7 +54,8 @@ impl Drop for Active {
 }
 
 /// `MEMBARRIER_REGISTERED` once the process is registered for expedited membarrier: then
-/// finalize issues the heavy barrier for everybody, and recording needs only a compiler fence.
+/// finalize issues the heavy barrier for everybody, and recording needs only a compiler fence
+/// (the hot path reads this as `HOT_MEMBARRIER`, set once this state is final).
 static MEMBARRIER: AtomicU8 = AtomicU8::new(MEMBARRIER_PENDING);
 const MEMBARRIER_PENDING: u8 = 0;
 const MEMBARRIER_REGISTERED: u8 = 1;
@@ -66,16 +72,18 @@ pub fn active(start: bool) -> Option<Active> {
     thread.busy.store(true, Ordering::Relaxed);
     // Either this thread sees the end of the measurement below, or `wait_for_recorders` sees
     // this flag: a store-load fence between the two, here or (with membarrier) in finalize.
-    if MEMBARRIER.load(Ordering::Relaxed) == MEMBARRIER_REGISTERED {
-        std::sync::atomic::compiler_fence(Ordering::SeqCst);
-    } else {
+    // One load answers both which fence it takes and whether the measurement runs: with
+    // HOT_MEMBARRIER set the registration is final and finalize issues the barrier, so the
+    // compiler fence suffices and the value read after it stands; without it, the real fence
+    // comes first and the word is read again after it.
+    std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    let mut word = hot();
+    if word & HOT_MEMBARRIER == 0 {
         std::sync::atomic::fence(Ordering::SeqCst);
+        word = hot();
     }
-    let hot = hot();
-    if hot & HOT_RUNNING != 0 {
-        // SAFETY: HOT_RUNNING is only set after the measurement was published.
-        let m = unsafe { super::MEASUREMENT.get_unchecked() };
-        return Some(Active { m, thread, hot });
+    if word & HOT_RUNNING != 0 {
+        return Some(Active { thread, hot: word });
     }
     thread.busy.store(false, Ordering::Release);
     if start {
@@ -83,6 +91,33 @@ pub fn active(start: bool) -> Option<Active> {
     } else {
         None
     }
+}
+
+/// The common state of a run, in which one-event calls take their fast path: running,
+/// recording, on the TSC, registered for membarrier, and no synchronous metrics (none of
+/// `HOT_METRICS`). One comparison of the hot word checks all of it.
+pub const HOT_FAST: u8 = HOT_RUNNING | HOT_RECORDING | HOT_TSC | HOT_MEMBARRIER;
+const _: () = assert!(HOT_FAST & HOT_METRICS == 0);
+
+/// `active(false)` for the common state only: Some when the hot word is `HOT_FAST` and this
+/// thread already has its state; otherwise None, with nothing changed, and the caller takes its
+/// general path (which starts the measurement, fences, creates the state as needed).
+/// The guard's `now` is the TSC and its `recording` is true.
+#[inline(always)]
+pub fn active_fast() -> Option<Active> {
+    let thread = thread::existing()?;
+    thread.busy.store(true, Ordering::Relaxed);
+    // The protocol of `active`: HOT_FAST includes HOT_MEMBARRIER, so whenever the value read
+    // after this compiler fence is used, finalize issues the barrier for this thread.
+    std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    if hot() == HOT_FAST {
+        return Some(Active {
+            thread,
+            hot: HOT_FAST,
+        });
+    }
+    thread.busy.store(false, Ordering::Release);
+    None
 }
 
 #[cold]
@@ -117,14 +152,20 @@ fn register_with_kernel() -> bool {
 }
 
 /// Moves the state from pending to `outcome`; finalize may have given up on it meanwhile, and
-/// then it stays unused.
+/// then it stays unused. A registration that became final is announced to the hot path in
+/// `HOT` (never before: a bit set while finalize could still call the registration off would
+/// leave a recorder without any fence).
 fn settle_membarrier(outcome: u8) {
-    let _ = MEMBARRIER.compare_exchange(
+    let settled = MEMBARRIER.compare_exchange(
         MEMBARRIER_PENDING,
         outcome,
         Ordering::SeqCst,
         Ordering::SeqCst,
     );
+    if settled.is_ok() && outcome == MEMBARRIER_REGISTERED {
+        // A read-modify-write, as `update_hot`'s: neither can lose the other's change.
+        HOT.fetch_or(HOT_MEMBARRIER, Ordering::SeqCst);
+    }
 }
 
 /// Whether the process has one thread.

@@ -120,24 +120,76 @@ pub(super) fn record(a: Option<Active>, f: impl FnOnce(&mut Location, u64)) {
     }
 }
 
+// One-event calls (Enter, Leave, the exit of a wait) have a fast path for the common state
+// of a run (`active_fast`), written out so that it inlines into each entry point with nothing
+// out of line but the encoder's own rare cases; everything else (measurement not running or
+// to be started, recording off, another clock, metrics, a thread without state or location,
+// membarrier not registered yet) takes the general path, out of line. Both record the same.
+
+/// One Enter of `region`, if recording; `start`: the call may start the measurement.
 #[inline(always)]
-fn enter(m: Option<Active>, region: u32) {
-    if region != NO_REGION {
-        record(m, |loc, t| loc.enter(t, region));
+fn enter(start: bool, region: u32) {
+    if region != NO_REGION && !enter_fast(region) {
+        enter_general(start, region);
     }
 }
 
 #[inline(always)]
-fn leave(m: Option<Active>, region: u32) {
-    if region != NO_REGION {
-        record(m, |loc, t| loc.leave(t, region));
+fn enter_fast(region: u32) -> bool {
+    let Some(a) = active::active_fast() else {
+        return false;
+    };
+    let Some(loc) = team::location_of(a.thread()) else {
+        return false;
+    };
+    loc.enter_with(a.now(), region, false);
+    true
+}
+
+#[cold]
+#[inline(never)]
+fn enter_general(start: bool, region: u32) {
+    if let Some(a) = active(start) {
+        if a.recording() {
+            location(&a).enter(a.now(), region);
+        }
     }
 }
 
-/// Records a switch back to `old` if another task ran on this thread meanwhile.
+/// One Leave of `region`, if recording.
 #[inline(always)]
-fn switch_back(loc: &mut Location, time: u64, old: i64) {
-    if tasks::current() != old {
+fn leave(region: u32) {
+    if region != NO_REGION && !leave_fast(region) {
+        leave_general(region);
+    }
+}
+
+#[inline(always)]
+fn leave_fast(region: u32) -> bool {
+    let Some(a) = active::active_fast() else {
+        return false;
+    };
+    let Some(loc) = team::location_of(a.thread()) else {
+        return false;
+    };
+    loc.leave_with(a.now(), region, false);
+    true
+}
+
+#[cold]
+#[inline(never)]
+fn leave_general(region: u32) {
+    if let Some(a) = active(false) {
+        if a.recording() {
+            location(&a).leave(a.now(), region);
+        }
+    }
+}
+
+/// Records a switch back to `old` if another task (`current`) ran on this thread meanwhile.
+#[inline(always)]
+fn switch_back(loc: &mut Location, time: u64, current: i64, old: i64) {
+    if current != old {
         let (creator, generation) = tasks::split(old);
         let team = loc.team;
         if let Some(w) = loc.writer() {
@@ -224,35 +276,27 @@ pub fn parallel_join(old: i64) {
 /// ordered, atomic, flush, and the user regions).
 #[inline(always)]
 pub fn enter_outer(c: &Construct) {
-    // Checked before `active`: a filtered region costs this load and branch only.
-    if c.outer != NO_REGION {
-        enter(active(true), c.outer);
-    }
+    // `enter`/`leave` check the region first: a filtered region costs a load and a branch.
+    enter(true, c.outer);
 }
 
 #[inline(always)]
 pub fn leave_outer(c: &Construct) {
-    // Checked before `active`: a filtered region costs this load and branch only.
-    if c.outer != NO_REGION {
-        leave(active(false), c.outer);
-    }
+    // `enter`/`leave` check the region first: a filtered region costs a load and a branch.
+    leave(c.outer);
 }
 
 /// Enter of a construct's inner region (section, single/ordered block, master).
 #[inline(always)]
 pub fn enter_inner(c: &Construct) {
-    // Checked before `active`: a filtered region costs this load and branch only.
-    if c.inner != NO_REGION {
-        enter(active(true), c.inner);
-    }
+    // `enter`/`leave` check the region first: a filtered region costs a load and a branch.
+    enter(true, c.inner);
 }
 
 #[inline(always)]
 pub fn leave_inner(c: &Construct) {
-    // Checked before `active`: a filtered region costs this load and branch only.
-    if c.inner != NO_REGION {
-        leave(active(false), c.inner);
-    }
+    // `enter`/`leave` check the region first: a filtered region costs a load and a branch.
+    leave(c.inner);
 }
 
 #[inline(always)]
@@ -296,20 +340,61 @@ pub fn critical_end(c: &Construct) {
 /// caller's `pomp2_old_task`).
 #[inline(always)]
 pub fn wait_enter(region: u32) -> i64 {
+    if region != NO_REGION {
+        if let Some(old) = wait_enter_fast(region) {
+            return old;
+        }
+    }
     let old = tasks::current();
-    enter(active(true), region);
+    if region != NO_REGION {
+        enter_general(true, region);
+    }
     old
+}
+
+#[inline(always)]
+fn wait_enter_fast(region: u32) -> Option<i64> {
+    let a = active::active_fast()?;
+    let thread = a.thread();
+    let loc = team::location_of(thread)?;
+    let old = thread.task.get();
+    loc.enter_with(a.now(), region, false);
+    Some(old)
 }
 
 /// The matching exit: a switch back to `old` if tasks ran here meanwhile, then the Leave.
 #[inline(always)]
 pub fn wait_exit(region: u32, old: i64) {
-    if region != NO_REGION {
-        record(active(false), |loc, t| {
-            switch_back(loc, t, old);
-            loc.leave(t, region);
-        });
+    if region == NO_REGION {
+        tasks::set_current(old);
+    } else if !wait_exit_fast(region, old) {
+        wait_exit_general(region, old);
     }
+}
+
+#[inline(always)]
+fn wait_exit_fast(region: u32, old: i64) -> bool {
+    let Some(a) = active::active_fast() else {
+        return false;
+    };
+    let thread = a.thread();
+    let Some(loc) = team::location_of(thread) else {
+        return false;
+    };
+    let t = a.now();
+    switch_back(loc, t, thread.task.get(), old);
+    loc.leave_with(t, region, false);
+    thread.task.set(old);
+    true
+}
+
+#[cold]
+#[inline(never)]
+fn wait_exit_general(region: u32, old: i64) {
+    record(active(false), |loc, t| {
+        switch_back(loc, t, tasks::current(), old);
+        loc.leave(t, region);
+    });
     tasks::set_current(old);
 }
 

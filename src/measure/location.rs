@@ -80,8 +80,15 @@ impl LocationCell {
 impl Location {
     #[inline(always)]
     pub fn enter(&mut self, time: u64, region: u32) {
+        self.enter_with(time, region, super::metrics::synchronous());
+    }
+
+    /// `enter`, told by the caller whether synchronous metrics are on (the fast path knows it
+    /// from the hot word).
+    #[inline(always)]
+    pub fn enter_with(&mut self, time: u64, region: u32, metrics: bool) {
         if let Some(w) = self.writer.as_mut() {
-            if super::metrics::synchronous() {
+            if metrics {
                 super::metrics::write_synchronous(w, time);
             }
             w.enter(time, region);
@@ -93,10 +100,16 @@ impl Location {
     /// region that is not open is dropped, so the stream stays well nested.
     #[inline(always)]
     pub fn leave(&mut self, time: u64, region: u32) {
+        self.leave_with(time, region, super::metrics::synchronous());
+    }
+
+    /// `leave`, told whether synchronous metrics are on (as `enter_with`).
+    #[inline(always)]
+    pub fn leave_with(&mut self, time: u64, region: u32, metrics: bool) {
         if self.open.last() == Some(&region) {
             self.open.pop();
             if let Some(w) = self.writer.as_mut() {
-                if super::metrics::synchronous() {
+                if metrics {
                     super::metrics::write_synchronous(w, time);
                 }
                 w.leave(time, region);

@@ -35,7 +35,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use once_cell::sync::OnceCell;
 
 use crate::otf2::{ArchiveConfig, ArchiveWriter, BackgroundWriter, Event};
-pub use active::{active, Active};
+pub use active::{active, active_fast, Active};
 use config::Config;
 use definitions::Fact;
 use location::LocationCell;
@@ -54,11 +54,19 @@ static STATE: AtomicU8 = AtomicU8::new(NOT_STARTED);
 /// POMP2_On / POMP2_Off.
 static RECORDING: AtomicBool = AtomicBool::new(true);
 /// What the hot path needs of the global state, in one load: whether the measurement runs
-/// and whether events are recorded (`STATE == RUNNING`, `RECORDING`).
+/// and whether events are recorded (`STATE == RUNNING`, `RECORDING`), the clock's kind, and
+/// whether recording may do without a real fence (see `active.rs`), and whether Enter and
+/// Leave carry metrics.
 pub(super) static HOT: AtomicU8 = AtomicU8::new(0);
 pub(crate) const HOT_RUNNING: u8 = 1;
 pub(crate) const HOT_RECORDING: u8 = 2;
 pub(crate) const HOT_TSC: u8 = 4;
+/// The process is registered for expedited membarrier (final): finalize issues the heavy
+/// barrier, so recording needs only a compiler fence. Set only by `active.rs`, once the
+/// registration is final; `update_hot` keeps it.
+pub(crate) const HOT_MEMBARRIER: u8 = 8;
+/// Enter and Leave carry synchronous metric values (`metrics::synchronous()`).
+pub(crate) const HOT_METRICS: u8 = 16;
 
 #[inline(always)]
 pub(crate) fn hot() -> u8 {
@@ -71,6 +79,11 @@ fn update_hot() {
     let value = if running {
         HOT_RUNNING
             | if clock::is_tsc() { HOT_TSC } else { 0 }
+            | if metrics::synchronous() {
+                HOT_METRICS
+            } else {
+                0
+            }
             | if RECORDING.load(Ordering::Relaxed) {
                 HOT_RECORDING
             } else {
@@ -79,7 +92,12 @@ fn update_hot() {
     } else {
         0
     };
-    HOT.store(value, Ordering::Release);
+    // A read-modify-write keeps the membarrier bit: the registration sets it with another one
+    // (`fetch_or`), so whichever of the two comes second sees the other's result and the bit is
+    // never lost to a recomputation racing with the registration.
+    let _ = HOT.fetch_update(Ordering::SeqCst, Ordering::SeqCst, |old| {
+        Some(value | (old & HOT_MEMBARRIER))
+    });
 }
 static MEASUREMENT: OnceCell<Measurement> = OnceCell::new();
 static START_LOCK: SignalSafeMutex<()> = SignalSafeMutex::new(());

@@ -107,6 +107,14 @@ pub(crate) fn state() -> &'static ThreadState {
     }
 }
 
+/// The calling thread's state if it has one already (fast paths, which leave its creation to
+/// their general path).
+#[inline(always)]
+pub(crate) fn existing() -> Option<&'static ThreadState> {
+    // SAFETY: as in `state`.
+    unsafe { slot::get().as_ref() }
+}
+
 #[cold]
 #[inline(never)]
 fn create() -> &'static ThreadState {
