@@ -39,6 +39,12 @@ impl Active {
     pub fn now(&self) -> u64 {
         super::clock::now_with(self.hot & HOT_TSC != 0)
     }
+    /// The current time, read only after every earlier instruction finished: the time of an
+    /// acquisition, which must not precede the release that made it possible.
+    #[inline(always)]
+    pub fn now_after_acquiring(&self) -> u64 {
+        super::clock::now_after_with(self.hot & HOT_TSC != 0)
+    }
     /// Whether events other than the team structure are recorded (POMP2_On/Off).
     #[inline(always)]
     pub fn recording(&self) -> bool {

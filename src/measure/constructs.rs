@@ -304,7 +304,13 @@ pub fn critical_begin(c: &Construct) {
     if c.filtered {
         return;
     }
-    record(active(true), |loc, t| {
+    let Some(a) = active(true) else {
+        return;
+    };
+    if a.recording() {
+        // The critical section was entered before this call: its time follows that.
+        let t = a.now_after_acquiring();
+        let loc = location(&a);
         if let Some(lock) = c.critical {
             let order = lock.acquisitions.fetch_add(1, Ordering::Relaxed) + 1;
             lock.holder_order.store(order, Ordering::Relaxed);
@@ -315,7 +321,7 @@ pub fn critical_begin(c: &Construct) {
         if c.inner != NO_REGION {
             loc.enter(t, c.inner);
         }
-    });
+    }
 }
 
 #[inline(always)]
@@ -530,7 +536,11 @@ pub fn lock_call(call: LockCall, lock: usize, real: impl FnOnce() -> i32) -> i32
             let acquisition = acquisition.filter(|_| guard.recording());
             if region.is_some() || acquisition.is_some() {
                 let loc = location(&guard);
-                let t = guard.now();
+                let t = if acquisition.is_some() {
+                    guard.now_after_acquiring()
+                } else {
+                    guard.now()
+                };
                 if let (Some((id, order)), Some(w)) = (acquisition, loc.writer()) {
                     w.thread_acquire_lock(t, Paradigm::OPENMP, id, order);
                 }
