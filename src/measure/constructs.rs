@@ -493,6 +493,7 @@ impl LockCall {
 /// The events on each side of the real operation share one timestamp (Enter and
 /// ThreadReleaseLock before it, ThreadAcquireLock and Leave after it), as critical sections'
 /// do: nothing happens between them.
+#[inline(always)]
 pub fn lock_call(call: LockCall, lock: usize, real: impl FnOnce() -> i32) -> i32 {
     let nest = call.nest();
     let region = {
