@@ -492,28 +492,29 @@ impl LockCall {
 ///
 /// The events on each side of the real operation share one timestamp (Enter and
 /// ThreadReleaseLock before it, ThreadAcquireLock and Leave after it), as critical sections'
-/// do: nothing happens between them.
+/// do: nothing happens between them. An unset writes its Enter and ThreadReleaseLock after
+/// the real unset, with the time taken before it: the lock is released without waiting for
+/// our encoding (shorter hold times when threads contend for it).
 #[inline(always)]
 pub fn lock_call(call: LockCall, lock: usize, real: impl FnOnce() -> i32) -> i32 {
     let nest = call.nest();
-    let region = {
+    let unset = matches!(call, LockCall::Unset | LockCall::UnsetNest);
+    // (region, time before, (lock id, order) released), when recording.
+    let before = {
         let start = matches!(call, LockCall::Init | LockCall::InitNest);
         let Some(guard) = active(start) else {
             return real();
         };
-        let region = guard.get().lock_api_regions[call as usize];
-        let releasing = matches!(call, LockCall::Unset | LockCall::UnsetNest)
-            .then(|| super::locks::releasing(lock, nest));
-        let on = guard.recording();
-        if on {
-            let loc = location(&guard);
+        // Read while the lock is still held: its counters are only ours until the unset.
+        let releasing = unset.then(|| super::locks::releasing(lock, nest));
+        guard.recording().then(|| {
+            let region = guard.get().lock_api_regions[call as usize];
             let t = guard.now();
-            loc.enter(t, region);
-            if let (Some((id, order)), Some(w)) = (releasing, loc.writer()) {
-                w.thread_release_lock(t, Paradigm::OPENMP, id, order);
+            if !unset {
+                location(&guard).enter(t, region);
             }
-        }
-        on.then_some(region)
+            (region, t, releasing)
+        })
     };
     let result = real();
     // The acquisition is counted in every state, so orders stay right.
@@ -532,11 +533,17 @@ pub fn lock_call(call: LockCall, lock: usize, real: impl FnOnce() -> i32) -> i32
         }
         _ => None,
     };
-    if region.is_some() || acquisition.is_some() {
+    if before.is_some() || acquisition.is_some() {
         if let Some(guard) = active(false) {
             let acquisition = acquisition.filter(|_| guard.recording());
-            if region.is_some() || acquisition.is_some() {
+            if before.is_some() || acquisition.is_some() {
                 let loc = location(&guard);
+                if let (true, Some((region, t, releasing))) = (unset, before) {
+                    loc.enter(t, region);
+                    if let (Some((id, order)), Some(w)) = (releasing, loc.writer()) {
+                        w.thread_release_lock(t, Paradigm::OPENMP, id, order);
+                    }
+                }
                 let t = if acquisition.is_some() {
                     guard.now_after_acquiring()
                 } else {
@@ -545,7 +552,7 @@ pub fn lock_call(call: LockCall, lock: usize, real: impl FnOnce() -> i32) -> i32
                 if let (Some((id, order)), Some(w)) = (acquisition, loc.writer()) {
                     w.thread_acquire_lock(t, Paradigm::OPENMP, id, order);
                 }
-                if let Some(region) = region {
+                if let Some((region, ..)) = before {
                     loc.leave(t, region);
                 }
             }
