@@ -10,7 +10,9 @@
 //! (POMPTRACE_FILTERING_FILE) excludes, checked absent from the trace. The last lines are
 //! `hotpath so: filtered enter+exit F ns, recorded enter+exit P ns, ratio F/P = Q` (and `a`),
 //! `hotpath so: event X ns, tsc Y ns, ratio X/Y = R`, the same for `a`, and
-//! `hotpath threads so: T at once = Z x one thread` (and `a`) for each T > 1.
+//! `hotpath threads so: T at once = Z x one thread (a bare TSC read: W x; event / TSC read, both
+//! at T at once = R)` (and `a`) for each T > 1: W is the machine's own slowdown with T threads
+//! busy (on a VM whose virtual cores share physical cores, even a bare TSC read slows down).
 //!
 //! With `--metrics`, it instead compares the cost per event (shared library, one thread) with no
 //! metric, one and three software perf counters and a getrusage metric (`POMPTRACE_METRICS`).
@@ -40,8 +42,8 @@ struct Best {
     filtered_pair_ns: f64,
     /// Regions of the filtered construct defined in a trace (none when the filter works).
     filtered_regions: usize,
-    /// (threads at once, ns per pair)
-    threads: Vec<(usize, f64)>,
+    /// (threads at once, ns per pair, ns per bare TSC read with as many threads at once)
+    threads: Vec<(usize, f64, f64)>,
 }
 
 fn build_driver(exe: &Path, library: &[&str]) {
@@ -109,9 +111,13 @@ fn run_driver(exe: &Path, run: &DriverRun, best: &mut Best) {
                 .and_then(|t| t.parse().ok())
                 .unwrap_or_else(|| panic!("bad driver line `{line}`"));
             let pair = field(line, "pair_ns=").unwrap_or_else(|| panic!("bad line `{line}`"));
-            match best.threads.iter_mut().find(|(t, _)| *t == threads) {
-                Some((_, slot)) => keep_min(slot, pair),
-                None => best.threads.push((threads, pair)),
+            let tsc = field(line, "tsc_ns=").unwrap_or_else(|| panic!("bad line `{line}`"));
+            match best.threads.iter_mut().find(|(t, ..)| *t == threads) {
+                Some((_, pair_slot, tsc_slot)) => {
+                    keep_min(pair_slot, pair);
+                    keep_min(tsc_slot, tsc);
+                }
+                None => best.threads.push((threads, pair, tsc)),
             }
         } else if let Some(filtered) = field(line, "filtered_pair_ns=") {
             keep_min(&mut best.filtered_pair_ns, filtered);
@@ -125,6 +131,13 @@ fn run_driver(exe: &Path, run: &DriverRun, best: &mut Best) {
         "no pair_ns= or filtered_pair_ns= in the output of {}",
         exe.display()
     );
+}
+
+/// (ns per pair, ns per TSC read) of the one-thread run of the threads-at-once loop.
+fn one_thread(best: &Best) -> (f64, f64) {
+    best.threads
+        .first()
+        .map_or((best.pair_ns, best.tsc_ns), |&(_, pair, tsc)| (pair, tsc))
 }
 
 /// How many region definitions of the trace have `text` in their name.
@@ -266,7 +279,7 @@ fn main() {
 
     println!("{pairs} pairs per loop, best of 2 runs x 5 rounds; {cores} cores");
     for (variant, best) in variants.iter().zip(&best) {
-        let one = best.threads.first().map_or(best.pair_ns, |&(_, p)| p);
+        let (one, one_tsc) = one_thread(best);
         println!(
             "{:>2}: enter+exit pair {:.2} ns, event {:.2} ns, tsc {:.2} ns",
             variant.name,
@@ -274,12 +287,14 @@ fn main() {
             best.pair_ns / 2.0,
             best.tsc_ns
         );
-        for &(threads, pair) in &best.threads {
+        for &(threads, pair, tsc) in &best.threads {
             println!(
-                "{:>2}: {threads:2} threads at once: event {:.2} ns ({:.2} x one thread)",
+                "{:>2}: {threads:2} threads at once: event {:.2} ns ({:.2} x one thread), \
+                 tsc {tsc:.2} ns ({:.2} x one thread)",
                 variant.name,
                 pair / 2.0,
-                pair / one
+                pair / one,
+                tsc / one_tsc
             );
         }
     }
@@ -303,12 +318,15 @@ fn main() {
         );
     }
     for (variant, best) in variants.iter().zip(&best) {
-        let one = best.threads.first().map_or(best.pair_ns, |&(_, p)| p);
-        for &(threads, pair) in best.threads.iter().filter(|(t, _)| *t > 1) {
+        let (one, one_tsc) = one_thread(best);
+        for &(threads, pair, tsc) in best.threads.iter().filter(|(t, ..)| *t > 1) {
             println!(
-                "hotpath threads {}: {threads} at once = {:.2} x one thread",
+                "hotpath threads {}: {threads} at once = {:.2} x one thread \
+                 (a bare TSC read: {:.2} x; event / TSC read, both at {threads} at once = {:.2})",
                 variant.name,
-                pair / one
+                pair / one,
+                tsc / one_tsc,
+                pair / 2.0 / tsc
             );
         }
     }
