@@ -8,6 +8,7 @@ extern "C" {
     fn pomptrace_omp_available() -> c_int;
     fn pomptrace_omp_get_thread_num() -> c_int;
     fn pomptrace_omp_get_max_threads() -> c_int;
+    fn pomptrace_omp_get_dynamic() -> c_int;
     fn pomptrace_omp_get_level() -> c_int;
     fn pomptrace_omp_get_ancestor_thread_num(level: c_int) -> c_int;
     fn pomptrace_omp_get_team_size(level: c_int) -> c_int;
@@ -52,6 +53,11 @@ pub fn thread_num() -> u32 {
 pub fn max_threads() -> i32 {
     // SAFETY: see above.
     unsafe { pomptrace_omp_get_max_threads() }
+}
+/// Whether the runtime may give a team fewer threads than asked for (dyn-var).
+pub fn dynamic() -> bool {
+    // SAFETY: see above.
+    unsafe { pomptrace_omp_get_dynamic() != 0 }
 }
 pub fn level() -> u32 {
     // SAFETY: see above.

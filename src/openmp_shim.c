@@ -33,6 +33,7 @@ extern int omp_get_max_threads(void) __attribute__((weak));
 extern int omp_get_level(void) __attribute__((weak));
 extern int omp_get_ancestor_thread_num(int) __attribute__((weak));
 extern int omp_get_team_size(int) __attribute__((weak));
+extern int omp_get_dynamic(void) __attribute__((weak));
 
 /* Functions of the init file generated at link time (pomptrace init-regions). */
 extern void POMP2_Init_regions(void) __attribute__((weak));
@@ -45,6 +46,7 @@ int pomptrace_omp_get_thread_num(void) { return omp_get_thread_num ? omp_get_thr
 int pomptrace_omp_get_num_threads(void) { return omp_get_num_threads ? omp_get_num_threads() : 1; }
 int pomptrace_omp_get_max_threads(void) { return omp_get_max_threads ? omp_get_max_threads() : 1; }
 int pomptrace_omp_get_level(void) { return omp_get_level ? omp_get_level() : 0; }
+int pomptrace_omp_get_dynamic(void) { return omp_get_dynamic ? omp_get_dynamic() : 0; }
 int pomptrace_omp_get_ancestor_thread_num(int level)
 {
     return omp_get_ancestor_thread_num ? omp_get_ancestor_thread_num(level) : (level == 0 ? 0 : -1);

@@ -35,3 +35,45 @@ fn a_region_left_but_never_entered_is_named_in_one_warning() {
         .count();
     assert_eq!(outer_enters, 2);
 }
+
+#[test]
+fn a_request_that_got_two_team_sizes_is_reported_once() {
+    let scratch = Scratch::new("warnings-team-size");
+    let exe = build_direct_calls(&scratch.path, "team_size_unannounced.c");
+    let run = run_traced(&exe, 2, "trace", &[]);
+    assert_eq!(run.stdout(), "done\n");
+    let stderr = run.stderr();
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("top-level team got"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "pomptrace: a top-level team got 3 threads where the same request (if clause, \
+             num_threads) had got 2: its workers may be recorded in a team of 2; from now on \
+             every worker asks the OpenMP runtime"
+        ],
+        "{stderr}"
+    );
+    // After the report, every team is recorded as the runtime formed it: the last region (3
+    // threads) has three team begins, all of one Comm of three members.
+    let view = View::read(&run.anchor());
+    let last_fork = view
+        .events_of("Master thread")
+        .iter()
+        .filter(|e| e.kind == "ThreadFork")
+        .map(|e| e.time)
+        .max()
+        .unwrap();
+    let last: Vec<u32> = view
+        .locations
+        .values()
+        .flat_map(|(name, _)| view.events_of(name))
+        .filter(|e| e.kind == "ThreadTeamBegin" && e.time >= last_fork)
+        .map(|e| e.detail[0].parse().unwrap())
+        .collect();
+    assert_eq!(last.len(), 3, "{last:?}");
+    assert!(last.iter().all(|&c| c == last[0]), "{last:?}");
+    assert_eq!(view.comms[&last[0]].members.len(), 3);
+}

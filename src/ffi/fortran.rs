@@ -214,12 +214,12 @@ macro_rules! fortran {
 fortran! {
     /// `POMP2_Parallel_fork(h, pomp2_if, pomp2_num_threads, pomp2_old_task, ctc)`.
     parallel_fork, "POMP2_PARALLEL_FORK",
-    (h: *mut Handle, _if_clause: *const c_int, num_threads: *const c_int, old: *mut Task,
+    (h: *mut Handle, if_clause: *const c_int, num_threads: *const c_int, old: *mut Task,
      ctc: *const c_char, len: Len) {
         // SAFETY: the module's contract.
         unsafe {
             let _ = construct(h, ctc, len, false);
-            put(old, m::parallel_fork(value(num_threads)));
+            put(old, m::parallel_fork(value(if_clause) != 0, value(num_threads)));
         }
     }
 

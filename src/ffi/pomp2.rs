@@ -23,10 +23,9 @@ pub unsafe extern "C" fn POMP2_Parallel_fork(
     pomp2_old_task: *mut POMP2_Task_handle,
     ctc_string: *const c_char,
 ) {
-    let _ = if_clause;
     // The construct is only assigned here; the fork itself needs no region.
     with_construct!("POMP2_Parallel_fork", pomp2_handle, ctc_string, |_c| {
-        m::parallel_fork(num_threads)
+        m::parallel_fork(if_clause != 0, num_threads)
     } => pomp2_old_task)
 }
 

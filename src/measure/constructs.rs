@@ -200,9 +200,11 @@ fn switch_back(loc: &mut Location, time: u64, current: i64, old: i64) {
 
 // ---- parallel regions -------------------------------------------------------------------
 
-/// Returns the encountering task (the caller stores it in `pomp2_old_task`).
+/// Returns the encountering task (the caller stores it in `pomp2_old_task`). `if_clause` and
+/// `requested_threads` are what the program asks the runtime for (OPARI2 passes the values it
+/// puts on the directive).
 #[inline(always)]
-pub fn parallel_fork(requested_threads: i32) -> i64 {
+pub fn parallel_fork(if_clause: bool, requested_threads: i32) -> i64 {
     let thread = thread::state();
     let old = thread.task.get();
     let mut forking_team = None;
@@ -216,7 +218,7 @@ pub fn parallel_fork(requested_threads: i32) -> i64 {
         location(&a).thread_fork(a.now(), requested);
         forking_team = Some(current_team(thread, m));
     }
-    team::fork(thread, forking_team);
+    team::fork(thread, forking_team, (if_clause, requested_threads));
     old
 }
 

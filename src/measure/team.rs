@@ -17,7 +17,7 @@
 //! copies into every implicit task of the team; each member reads it first thing in the region
 //! and puts the original value back. Shared tables are only touched when a position is new.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
@@ -100,6 +100,25 @@ pub fn new_team(comm: u32, size: u32, parent_comm: u32) -> Team {
 static NODES: Mutex<Vec<&'static Node>> = Mutex::new(Vec::new());
 /// Whether more than one root exists (then forks hand their node to the team).
 static SEVERAL_ROOTS: AtomicBool = AtomicBool::new(false);
+/// Top-level team sizes, as workers learn them without asking the runtime (single root only).
+/// The runtime's answer lives in its team structure, which the master has just written: asking
+/// costs a worker a cross-core miss, and the master another when it writes that line again,
+/// both on the region's critical path (60-100 ns per 2-thread region measured here). A team's
+/// size follows from what its fork asked for (if clause, thread count) while dynamic
+/// adjustment is off, so the master publishes the size its team got, the next top-level fork
+/// keeps it while it asks for the same, and a worker uses it while it holds (its own thread
+/// number is below it); each is written only when it changes, so in a steady run the line
+/// stays shared and costs nobody a miss. The master still asks (its own line: no miss) and
+/// checks: a different answer for the same request turns predictions off for the run.
+#[repr(align(64))]
+struct Padded<T>(T);
+/// The size of the last top-level team while the forks since asked for the same; 0: ask.
+static TOP_TEAM_SIZE: Padded<AtomicU32> = Padded(AtomicU32::new(0));
+/// What the last top-level fork asked for (`request_key`; written by forking threads only).
+static TOP_FORK_REQUEST: Padded<AtomicU64> = Padded(AtomicU64::new(0));
+/// A top-level team got another size than the same request had before: never predict again.
+static TOP_PREDICTION_OFF: AtomicBool = AtomicBool::new(false);
+
 /// Default-device values that carry a node index: far above any real device number.
 const CHANNEL_BASE: i32 = 0x5000_0000;
 const CHANNEL_END: i32 = 0x6000_0000;
@@ -211,10 +230,78 @@ pub fn resolve(
     factory: &dyn Factory,
 ) -> (&'static Node, &'static Team, u32) {
     let level = openmp::level();
-    match cached_position(thread, root, level) {
+    let position = match cached_position(thread, root, level) {
         Some(hit) => hit,
         None => resolve_by_walking(thread, root, root_team, factory, level),
+    };
+    if level == 1 && position.2 == 0 {
+        publish_top_team_size(position.1.size);
     }
+    position
+}
+
+/// (team size, thread number) of the calling thread's top-level team: a worker takes the
+/// published size while it holds (see `TOP_TEAM_SIZE`), everybody else asks the runtime.
+#[inline(always)]
+fn top_team_shape() -> (u32, u32) {
+    let k = openmp::ancestor_thread_num(1).unwrap_or(0);
+    if k != 0 {
+        let predicted = TOP_TEAM_SIZE.0.load(Ordering::Relaxed);
+        if k < predicted && !SEVERAL_ROOTS.load(Ordering::Acquire) {
+            return (predicted, k);
+        }
+    }
+    let size = openmp::team_size(1).unwrap_or(1);
+    (size, k.min(size - 1))
+}
+
+/// The master of a top-level team publishes its size (only when it changed, see
+/// `TOP_TEAM_SIZE`); a size other than the one published for the same request turns
+/// predictions off (the runtime gives one thread to a request it gave several before when no
+/// level may be active: that changes nothing for workers).
+fn publish_top_team_size(size: u32) {
+    let published = TOP_TEAM_SIZE.0.load(Ordering::Relaxed);
+    if published == size || SEVERAL_ROOTS.load(Ordering::Acquire) {
+        return;
+    }
+    // Workers that took a published size of another team of several threads are in the wrong
+    // team. (A one-thread team has no workers, and none took a published 1.)
+    let mistaken = published > 1 && size > 1;
+    if mistaken && !TOP_PREDICTION_OFF.swap(true, Ordering::Relaxed) {
+        super::warn(&format!(
+            "a top-level team got {size} threads where the same request (if clause, \
+             num_threads) had got {published}: its workers may be recorded in a team of \
+             {published}; from now on every worker asks the OpenMP runtime"
+        ));
+    }
+    let next = if TOP_PREDICTION_OFF.load(Ordering::Relaxed) {
+        0
+    } else {
+        size
+    };
+    TOP_TEAM_SIZE.0.store(next, Ordering::Relaxed);
+}
+
+/// A top-level fork (single root): a request other than the last one's withdraws the
+/// published size before the team starts (the runtime's team start orders this store before
+/// the workers' loads).
+fn note_top_fork(if_clause: bool, requested_threads: i32) {
+    // With dynamic adjustment on, the runtime may give any size up to the request: every such
+    // fork withdraws the published size.
+    let key = (!openmp::dynamic()).then(|| request_key(if_clause, requested_threads));
+    if key.is_none() || TOP_FORK_REQUEST.0.load(Ordering::Relaxed) != key.unwrap_or(0) {
+        TOP_FORK_REQUEST
+            .0
+            .store(key.unwrap_or(0), Ordering::Relaxed);
+        if TOP_TEAM_SIZE.0.load(Ordering::Relaxed) != 0 {
+            TOP_TEAM_SIZE.0.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A fork's request as one word (never 0, the value before any fork).
+fn request_key(if_clause: bool, requested_threads: i32) -> u64 {
+    (requested_threads as u32 as u64) | (u64::from(if_clause) << 32) | (1 << 33)
 }
 
 /// The cached position when it still holds: same root, same level, and the runtime reports the
@@ -232,9 +319,15 @@ fn cached_position(
     if p.level != level || !std::ptr::eq(p.root, root) {
         return None;
     }
-    for (l, shape) in (1..=level).zip(p.ancestry.iter()) {
-        if team_shape_at(l) != *shape {
+    if level == 1 {
+        if top_team_shape() != p.ancestry[0] {
             return None;
+        }
+    } else {
+        for (l, shape) in (1..=level).zip(p.ancestry.iter()) {
+            if team_shape_at(l) != *shape {
+                return None;
+            }
         }
     }
     // SAFETY: cached nodes and teams are leaked, never freed.
@@ -319,12 +412,16 @@ fn resolve_from_fork(
 /// Parallel_fork, on the forking thread: with several roots, hands this thread's node to the
 /// team about to be forked. `current_team` is the team the thread is in now.
 /// Every fork is matched by one `join`, whether the measurement runs or not.
+/// `request`: (if clause, requested threads), what the fork asks the runtime for.
 #[inline(always)]
-pub fn fork(thread: &ThreadState, current_team: Option<&'static Team>) {
+pub fn fork(thread: &ThreadState, current_team: Option<&'static Team>, request: (bool, i32)) {
     let depth = thread.forks_open.get() + 1;
     thread.forks_open.set(depth);
     if SEVERAL_ROOTS.load(Ordering::Acquire) {
         hand_node_to_team(thread, current_team, depth);
+    } else if thread.team.get().is_null() {
+        // In its root's own team: a top-level fork.
+        note_top_fork(request.0, request.1);
     }
 }
 
