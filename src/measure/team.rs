@@ -287,8 +287,10 @@ fn publish_top_team_size(size: u32) {
 /// the workers' loads).
 fn note_top_fork(if_clause: bool, requested_threads: i32) {
     // With dynamic adjustment on, the runtime may give any size up to the request: every such
-    // fork withdraws the published size.
-    let key = (!openmp::dynamic()).then(|| request_key(if_clause, requested_threads));
+    // fork withdraws the published size. (A request for one thread gets one in any case, and
+    // is not worth asking about: one-thread runs make many of them.)
+    let one_thread = !if_clause || requested_threads <= 1;
+    let key = (one_thread || !openmp::dynamic()).then(|| request_key(if_clause, requested_threads));
     if key.is_none() || TOP_FORK_REQUEST.0.load(Ordering::Relaxed) != key.unwrap_or(0) {
         TOP_FORK_REQUEST
             .0
