@@ -30,19 +30,6 @@ fn rdtsc() -> u64 {
     unsafe { core::arch::x86_64::_rdtsc() }
 }
 
-/// RDTSC after every earlier instruction completed: RDTSC alone may read the counter before
-/// an earlier locked instruction (the lock the program just obtained) has finished, which put
-/// acquisitions before the other thread's release in contended-lock traces here.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn rdtsc_after_earlier() -> u64 {
-    // SAFETY: LFENCE and RDTSC have no preconditions (SSE2 is part of x86_64).
-    unsafe {
-        core::arch::x86_64::_mm_lfence();
-        core::arch::x86_64::_rdtsc()
-    }
-}
-
 #[cfg(target_arch = "x86_64")]
 fn has_invariant_tsc() -> bool {
     use core::arch::x86_64::__cpuid;
@@ -98,18 +85,19 @@ pub fn now_with(tsc: bool) -> u64 {
     monotonic_ns()
 }
 
-/// Like `now_with`, but never earlier than the instructions before it (the vDSO's monotonic
-/// clock orders its own counter read): for a time that must follow an acquisition.
+/// Like `now_with`, but never earlier than the instructions before it: for a time that must
+/// follow an acquisition. RDTSC alone may read the counter before an earlier locked
+/// instruction (the lock the program just obtained) has finished, which put acquisitions
+/// before the other thread's release in contended-lock traces here; LFENCE waits for every
+/// earlier instruction. (The vDSO's monotonic clock orders its own counter read.)
 #[inline(always)]
 pub fn now_after_with(tsc: bool) -> u64 {
     #[cfg(target_arch = "x86_64")]
-    {
-        if tsc {
-            return rdtsc_after_earlier();
-        }
+    if tsc {
+        // SAFETY: LFENCE has no preconditions (SSE2 is part of x86_64).
+        unsafe { core::arch::x86_64::_mm_lfence() };
     }
-    let _ = tsc;
-    monotonic_ns()
+    now_with(tsc)
 }
 
 /// Whether the selected clock is the TSC.

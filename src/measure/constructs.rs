@@ -134,12 +134,17 @@ fn enter(start: bool, region: u32) {
     }
 }
 
+/// The guard and location of the fast path (see `active_fast`), or None for the general one.
+#[inline(always)]
+fn fast_location() -> Option<(Active, &'static mut Location)> {
+    let a = active::active_fast()?;
+    let loc = team::location_of(a.thread())?;
+    Some((a, loc))
+}
+
 #[inline(always)]
 fn enter_fast(region: u32) -> bool {
-    let Some(a) = active::active_fast() else {
-        return false;
-    };
-    let Some(loc) = team::location_of(a.thread()) else {
+    let Some((a, loc)) = fast_location() else {
         return false;
     };
     loc.enter_with(a.now(), region, false);
@@ -149,11 +154,7 @@ fn enter_fast(region: u32) -> bool {
 #[cold]
 #[inline(never)]
 fn enter_general(start: bool, region: u32) {
-    if let Some(a) = active(start) {
-        if a.recording() {
-            location(&a).enter(a.now(), region);
-        }
-    }
+    record(active(start), |loc, t| loc.enter(t, region));
 }
 
 /// One Leave of `region`, if recording.
@@ -166,10 +167,7 @@ fn leave(region: u32) {
 
 #[inline(always)]
 fn leave_fast(region: u32) -> bool {
-    let Some(a) = active::active_fast() else {
-        return false;
-    };
-    let Some(loc) = team::location_of(a.thread()) else {
+    let Some((a, loc)) = fast_location() else {
         return false;
     };
     loc.leave_with(a.now(), region, false);
@@ -179,11 +177,7 @@ fn leave_fast(region: u32) -> bool {
 #[cold]
 #[inline(never)]
 fn leave_general(region: u32) {
-    if let Some(a) = active(false) {
-        if a.recording() {
-            location(&a).leave(a.now(), region);
-        }
-    }
+    record(active(false), |loc, t| loc.leave(t, region));
 }
 
 /// Records a switch back to `old` if another task (`current`) ran on this thread meanwhile.
@@ -348,24 +342,21 @@ pub fn critical_end(c: &Construct) {
 /// caller's `pomp2_old_task`).
 #[inline(always)]
 pub fn wait_enter(region: u32) -> i64 {
-    if region != NO_REGION {
-        if let Some(old) = wait_enter_fast(region) {
-            return old;
-        }
+    if region == NO_REGION {
+        return tasks::current();
+    }
+    if let Some(old) = wait_enter_fast(region) {
+        return old;
     }
     let old = tasks::current();
-    if region != NO_REGION {
-        enter_general(true, region);
-    }
+    enter_general(true, region);
     old
 }
 
 #[inline(always)]
 fn wait_enter_fast(region: u32) -> Option<i64> {
-    let a = active::active_fast()?;
-    let thread = a.thread();
-    let loc = team::location_of(thread)?;
-    let old = thread.task.get();
+    let (a, loc) = fast_location()?;
+    let old = a.thread().task.get();
     loc.enter_with(a.now(), region, false);
     Some(old)
 }
@@ -382,13 +373,10 @@ pub fn wait_exit(region: u32, old: i64) {
 
 #[inline(always)]
 fn wait_exit_fast(region: u32, old: i64) -> bool {
-    let Some(a) = active::active_fast() else {
+    let Some((a, loc)) = fast_location() else {
         return false;
     };
     let thread = a.thread();
-    let Some(loc) = team::location_of(thread) else {
-        return false;
-    };
     let t = a.now();
     switch_back(loc, t, thread.task.get(), old);
     loc.leave_with(t, region, false);

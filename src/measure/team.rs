@@ -114,7 +114,8 @@ static SEVERAL_ROOTS: AtomicBool = AtomicBool::new(false);
 struct Padded<T>(T);
 /// The size of the last top-level team while the forks since asked for the same; 0: ask.
 static TOP_TEAM_SIZE: Padded<AtomicU32> = Padded(AtomicU32::new(0));
-/// What the last top-level fork asked for (`request_key`; written by forking threads only).
+/// What the last top-level fork asked for (`request_key`, 0 for none or a dynamic one;
+/// written by forking threads only).
 static TOP_FORK_REQUEST: Padded<AtomicU64> = Padded(AtomicU64::new(0));
 /// A top-level team got another size than the same request had before: never predict again.
 static TOP_PREDICTION_OFF: AtomicBool = AtomicBool::new(false);
@@ -290,11 +291,13 @@ fn note_top_fork(if_clause: bool, requested_threads: i32) {
     // fork withdraws the published size. (A request for one thread gets one in any case, and
     // is not worth asking about: one-thread runs make many of them.)
     let one_thread = !if_clause || requested_threads <= 1;
-    let key = (one_thread || !openmp::dynamic()).then(|| request_key(if_clause, requested_threads));
-    if key.is_none() || TOP_FORK_REQUEST.0.load(Ordering::Relaxed) != key.unwrap_or(0) {
-        TOP_FORK_REQUEST
-            .0
-            .store(key.unwrap_or(0), Ordering::Relaxed);
+    let key = if one_thread || !openmp::dynamic() {
+        request_key(if_clause, requested_threads)
+    } else {
+        0 // matches no request, not even the next one
+    };
+    if key == 0 || TOP_FORK_REQUEST.0.load(Ordering::Relaxed) != key {
+        TOP_FORK_REQUEST.0.store(key, Ordering::Relaxed);
         if TOP_TEAM_SIZE.0.load(Ordering::Relaxed) != 0 {
             TOP_TEAM_SIZE.0.store(0, Ordering::Relaxed);
         }

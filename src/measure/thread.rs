@@ -100,8 +100,7 @@ pub(super) static STATES: SignalSafeMutex<Vec<StatePtr>> = SignalSafeMutex::new(
 /// The calling thread's state, created on its first call.
 #[inline(always)]
 pub(crate) fn state() -> &'static ThreadState {
-    // SAFETY: the slot only ever holds null or a leaked state created by this thread.
-    match unsafe { slot::get().as_ref() } {
+    match existing() {
         Some(s) => s,
         None => create(),
     }
@@ -111,7 +110,7 @@ pub(crate) fn state() -> &'static ThreadState {
 /// their general path).
 #[inline(always)]
 pub(crate) fn existing() -> Option<&'static ThreadState> {
-    // SAFETY: as in `state`.
+    // SAFETY: the slot only ever holds null or a leaked state created by this thread.
     unsafe { slot::get().as_ref() }
 }
 
