@@ -333,16 +333,8 @@ fn the_sampler_follows_the_resident_size_step_by_step() {
     // Between the parallel regions (the initial thread sleeps 50 ms after each join) the
     // resident size has grown by the blocks the threads touched and kept.
     let master = view.events_of("Master thread");
-    let joins: Vec<u64> = master
-        .iter()
-        .filter(|e| e.kind == "ThreadJoin")
-        .map(|e| e.time)
-        .collect();
-    let forks: Vec<u64> = master
-        .iter()
-        .filter(|e| e.kind == "ThreadFork")
-        .map(|e| e.time)
-        .collect();
+    let joins = view.times_of("Master thread", "ThreadJoin");
+    let forks = view.times_of("Master thread", "ThreadFork");
     assert_eq!((joins.len(), forks.len()), (STEPS, STEPS));
     // After the last step the blocks are freed: that pause ends where the steps region does.
     let steps_end = master

@@ -10,15 +10,6 @@ mod support;
 use support::pomp2::*;
 use support::Scratch;
 
-/// (time, comm) of each ThreadTeamBegin, and the (fork, join) times, of a location.
-fn team_begins(view: &View, name: &str) -> Vec<(u64, u32)> {
-    view.events_of(name)
-        .iter()
-        .filter(|e| e.kind == "ThreadTeamBegin")
-        .map(|e| (e.time, e.detail[0].parse().unwrap()))
-        .collect()
-}
-
 #[test]
 fn every_member_of_each_top_level_team_records_that_team() {
     let scratch = Scratch::new("team-sizes");
@@ -44,23 +35,14 @@ fn every_member_of_each_top_level_team_records_that_team() {
         );
 
         let view = View::read(&run.anchor());
-        let master = view.events_of("Master thread");
-        let forks: Vec<u64> = master
-            .iter()
-            .filter(|e| e.kind == "ThreadFork")
-            .map(|e| e.time)
-            .collect();
-        let joins: Vec<u64> = master
-            .iter()
-            .filter(|e| e.kind == "ThreadJoin")
-            .map(|e| e.time)
-            .collect();
+        let forks = view.times_of("Master thread", "ThreadFork");
+        let joins = view.times_of("Master thread", "ThreadJoin");
         assert_eq!((forks.len(), joins.len()), (sizes.len(), sizes.len()));
         // Per region instance (between the master's fork and join), the team begins of all
         // locations.
         let mut instances: Vec<Vec<(String, u32)>> = vec![Vec::new(); sizes.len()];
         for (name, _) in view.locations.values() {
-            for (time, comm) in team_begins(&view, name) {
+            for (time, comm) in view.team_begins(name) {
                 let i = forks
                     .iter()
                     .zip(&joins)

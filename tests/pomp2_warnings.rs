@@ -59,19 +59,13 @@ fn a_request_that_got_two_team_sizes_is_reported_once() {
     // After the report, every team is recorded as the runtime formed it: the last region (3
     // threads) has three team begins, all of one Comm of three members.
     let view = View::read(&run.anchor());
-    let last_fork = view
-        .events_of("Master thread")
-        .iter()
-        .filter(|e| e.kind == "ThreadFork")
-        .map(|e| e.time)
-        .max()
-        .unwrap();
+    let last_fork = *view.times_of("Master thread", "ThreadFork").last().unwrap();
     let last: Vec<u32> = view
         .locations
         .values()
-        .flat_map(|(name, _)| view.events_of(name))
-        .filter(|e| e.kind == "ThreadTeamBegin" && e.time >= last_fork)
-        .map(|e| e.detail[0].parse().unwrap())
+        .flat_map(|(name, _)| view.team_begins(name))
+        .filter(|&(time, _)| time >= last_fork)
+        .map(|(_, comm)| comm)
         .collect();
     assert_eq!(last.len(), 3, "{last:?}");
     assert!(last.iter().all(|&c| c == last[0]), "{last:?}");

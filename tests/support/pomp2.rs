@@ -354,6 +354,24 @@ impl View {
         self.events.get(id).map_or(&[], Vec::as_slice)
     }
 
+    /// The times of a location's events of one kind.
+    pub fn times_of(&self, location_name: &str, kind: &str) -> Vec<u64> {
+        self.events_of(location_name)
+            .iter()
+            .filter(|e| e.kind == kind)
+            .map(|e| e.time)
+            .collect()
+    }
+
+    /// (time, Comm id) of a location's ThreadTeamBegin events.
+    pub fn team_begins(&self, location_name: &str) -> Vec<(u64, u32)> {
+        self.events_of(location_name)
+            .iter()
+            .filter(|e| e.kind == "ThreadTeamBegin")
+            .map(|e| (e.time, e.detail[0].parse().unwrap()))
+            .collect()
+    }
+
     /// Event texts of a location, without the ones whose kind is in `skip`.
     pub fn texts(&self, location_name: &str, skip: &[&str]) -> Vec<String> {
         self.events_of(location_name)
