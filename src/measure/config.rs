@@ -216,11 +216,27 @@ const DEFAULT_BUFFER_MAX: usize = 64 << 20;
 /// The least: what the buffer always was, a burst of about 700 000 events per thread.
 const DEFAULT_BUFFER_MIN: usize = 8 << 20;
 
+/// This machine's usable memory ([`usable_memory`]) and cores, read once.
+static MACHINE: once_cell::sync::Lazy<(Option<u64>, usize)> = once_cell::sync::Lazy::new(|| {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    (usable_memory(), cores)
+});
+
 /// The default `POMPTRACE_BUFFER_SIZE` on this machine: [`buffer_size_for`] its memory (the
 /// process's cgroup limit where that is lower) and its cores.
 pub fn default_buffer_size() -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    buffer_size_for(usable_memory(), cores)
+    let (memory, cores) = *MACHINE;
+    buffer_size_for(memory, cores)
+}
+
+/// Event memory all threads of the process may hold together beyond two chunks each: a 32nd
+/// of `memory`, but at least `buffer_size` for each of `cores` (so a thread per core always
+/// gets its whole buffer); unlimited where the memory is not known.
+pub fn memory_for_all_threads(memory: Option<u64>, cores: usize, buffer_size: usize) -> usize {
+    memory.map_or(usize::MAX, |m| {
+        let share = usize::try_from(m / 32).unwrap_or(usize::MAX);
+        share.max(buffer_size.saturating_mul(cores.max(1)))
+    })
 }
 
 /// 64 MiB per location, or a 32nd of `memory` over `cores` where that is less (a thread on
@@ -458,6 +474,14 @@ impl Config {
         (self.buffer_size / self.chunk_size).max(2)
     }
 
+    /// Chunks all locations together may allocate beyond their first two
+    /// ([`memory_for_all_threads`] on this machine): many more threads than cores, each with a
+    /// full buffer, would otherwise hold many times the memory one thread per core does.
+    pub fn buffers_for_all_threads(&self) -> usize {
+        let (memory, cores) = *MACHINE;
+        memory_for_all_threads(memory, cores, self.buffer_size) / self.chunk_size.max(1)
+    }
+
     /// Full chunks per location kept from the writer thread (the sink caps it).
     pub fn chunks_kept_in_memory(&self) -> usize {
         self.keep_in_memory.unwrap_or(self.buffer_size) / self.chunk_size
@@ -555,6 +579,23 @@ mod tests {
         assert_eq!(buffer_size_for(Some(u64::MAX), 0), 64 << 20);
         let here = default_buffer_size();
         assert!((8 << 20..=64 << 20).contains(&here), "{here}");
+    }
+
+    #[test]
+    fn all_threads_together_keep_a_32nd_of_the_memory_but_a_buffer_per_core_at_least() {
+        const GIB: u64 = 1 << 30;
+        const MIB: usize = 1 << 20;
+        // 24 GiB, 2 cores, 64 MiB each: 768 MiB for all threads, twelve threads' worth.
+        assert_eq!(memory_for_all_threads(Some(24 * GIB), 2, 64 * MIB), 768 * MIB);
+        // A buffer asked for that is larger than the share: every core still gets it.
+        assert_eq!(memory_for_all_threads(Some(24 * GIB), 2, 1024 * MIB), 2048 * MIB);
+        assert_eq!(memory_for_all_threads(None, 2, 64 * MIB), usize::MAX);
+        let c = Config {
+            chunk_size: MIB,
+            buffer_size: 8 * MIB,
+            ..Config::default()
+        };
+        assert!(c.buffers_for_all_threads() >= 8);
     }
 
     #[test]

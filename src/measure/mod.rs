@@ -340,6 +340,7 @@ impl Measurement {
             )
         })
         .map_err(|e| format!("cannot start the writer thread: {e}"))?;
+        writer.limit_buffers(config.buffers_for_all_threads());
         let lock_api_regions = REGISTRY.lock().define_lock_api_regions();
         let root_team: &'static Team =
             Box::leak(Box::new(team::new_team(0, 1, crate::otf2::UNDEFINED_U32)));

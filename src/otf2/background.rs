@@ -26,6 +26,12 @@
 //! one buffer for that moment). A run that never fills a chunk never prepares one: a starved
 //! idle-class thread with work left would hold up the process's exit.
 //!
+//! The sinks of one writer may share a limit on the buffers they allocate
+//! ([`BackgroundWriter::limit_buffers`]): beyond its first two buffers a sink takes each new
+//! one from that shared allowance, and when it is used up the sink stops keeping chunks and
+//! writes every full chunk as it fills, recycling the buffers it has. So many threads each
+//! allowed a large buffer stay within one bound for the process together.
+//!
 //! Each chunk is written at its own offset (`index × file chunk size`) with one write, so a file
 //! only ever holds whole chunks. In-memory chunks may be smaller than the file's chunk size
 //! (OTF2 readers require at least 256 KiB): each one is then followed by a hole up to the next
@@ -33,6 +39,7 @@
 
 use std::collections::VecDeque;
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -78,9 +85,34 @@ struct Target {
     prepared: Sender<ChunkBuffer>,
 }
 
+/// Buffers that the sinks of one writer may still allocate beyond their first two.
+struct BufferAllowance {
+    left: AtomicUsize,
+}
+
+impl BufferAllowance {
+    fn take(&self) -> bool {
+        self.left
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1))
+            .is_ok()
+    }
+
+    fn give_back(&self, buffers: usize) {
+        if buffers > 0 {
+            let _ = self
+                .left
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| {
+                    Some(n.saturating_add(buffers))
+                });
+        }
+    }
+}
+
 /// The thread and the queue feeding it.
 pub struct BackgroundWriter {
     queue: Option<Sender<Job>>,
+    /// Shared by the sinks (unlimited unless `limit_buffers` says otherwise).
+    allowance: Arc<BufferAllowance>,
     /// The preparing thread's queue (None if it could not be started). The thread is not
     /// joined: it holds nothing that needs closing, and at idle priority it may not get a core
     /// soon.
@@ -117,9 +149,18 @@ impl BackgroundWriter {
             })?;
         Ok(Self {
             queue: Some(queue),
+            allowance: Arc::new(BufferAllowance {
+                left: AtomicUsize::new(usize::MAX),
+            }),
             preparations: spawn_preparer(name),
             thread: Some(thread),
         })
+    }
+
+    /// Limits the buffers all sinks together allocate beyond each one's first two to
+    /// `buffers` (from now on; a finished sink gives back what it took).
+    pub fn limit_buffers(&self, buffers: usize) {
+        self.allowance.left.store(buffers, Ordering::Relaxed);
     }
 
     /// A sink writing to `file` with at most `buffers` chunks of `chunk_size` in memory;
@@ -136,6 +177,8 @@ impl BackgroundWriter {
         let buffers = buffers.max(2);
         BackgroundSink {
             queue: self.queue.clone().expect("writer running"),
+            allowance: self.allowance.clone(),
+            borrowed: 0,
             preparations: self.preparations.clone(),
             target: Arc::new(Target {
                 output: Mutex::new(Some(Output { file, offset: 0 })),
@@ -212,6 +255,9 @@ fn write_chunk(target: &Target, bytes: &[u8], full: bool) {
 /// The producer's end for one file.
 pub struct BackgroundSink {
     queue: Sender<Job>,
+    /// The writer's shared limit on buffers, and how many this sink took from it.
+    allowance: Arc<BufferAllowance>,
+    borrowed: usize,
     preparations: Option<Sender<Preparation>>,
     target: Arc<Target>,
     free: Receiver<ChunkBuffer>,
@@ -282,16 +328,29 @@ impl BackgroundSink {
             .unwrap_or_else(|| ChunkBuffer::zeroed(self.chunk_size))
     }
 
+    /// Whether the pool may grow by one buffer: within its own size, and beyond its first two
+    /// buffers within the writer's shared allowance.
+    fn may_grow(&mut self) -> bool {
+        if self.buffers_left == 0 {
+            return false;
+        }
+        let second = self.buffers_left == self.max_keep;
+        if !second {
+            if !self.allowance.take() {
+                return false;
+            }
+            self.borrowed += 1;
+        }
+        self.buffers_left -= 1;
+        true
+    }
+
     /// Puts one more buffer of the pool in preparation, unless one is already (or a late one
     /// is still to come) or the pool is used up.
     fn prepare_next(&mut self) {
-        if self.preparing || self.orphaned > 0 || self.buffers_left == 0 {
+        if self.preparing || self.orphaned > 0 || self.preparations.is_none() || !self.may_grow() {
             return;
         }
-        if self.preparations.is_none() {
-            return;
-        }
-        self.buffers_left -= 1;
         self.preparing = true;
         let job = Preparation {
             target: self.target.clone(),
@@ -333,8 +392,7 @@ impl BackgroundSink {
         if let Some(buffer) = self.take_prepared() {
             return buffer;
         }
-        if self.buffers_left > 0 {
-            self.buffers_left -= 1;
+        if self.may_grow() {
             return self.fresh_buffer();
         }
         if self.preparing {
@@ -343,7 +401,14 @@ impl BackgroundSink {
             self.orphaned += 1;
             return self.fresh_buffer();
         }
-        if self.in_flight == 0 {
+        if self.buffers_left > 0 {
+            // The writer's sinks together may not allocate more: write what is kept, and from
+            // now on every chunk as it fills, so that buffers come back.
+            self.keep = 0;
+            while !self.kept.is_empty() {
+                self.queue_oldest();
+            }
+        } else if self.in_flight == 0 {
             // Every buffer is kept back: the oldest has to go now.
             self.queue_oldest();
         }
@@ -418,6 +483,13 @@ fn populate(buffer: &mut [u8]) {
     }
 }
 
+impl Drop for BackgroundSink {
+    fn drop(&mut self) {
+        // A sink dropped without `finish` (an error path) still returns its buffers' share.
+        self.allowance.give_back(std::mem::take(&mut self.borrowed));
+    }
+}
+
 impl ChunkSink for BackgroundSink {
     fn submit(&mut self, chunk: ChunkBuffer, len: usize) -> ChunkBuffer {
         self.kept.push_back((chunk, len));
@@ -444,6 +516,7 @@ impl ChunkSink for BackgroundSink {
             let _ = rx.recv();
         }
         lock(&self.target.output).take();
+        self.allowance.give_back(std::mem::take(&mut self.borrowed));
         match lock(&self.target.error).take() {
             Some(e) => Err(e),
             None => Ok(()),
@@ -504,6 +577,68 @@ mod tests {
         assert_eq!(sink.orphaned, 0);
         assert!(!sink.preparing);
         sink.finish().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn sinks_past_the_shared_limit_on_buffers_write_as_they_fill() {
+        let dir = crate::otf2::test_dir("background-allowance");
+        let writer = BackgroundWriter::spawn("allowance-test").unwrap();
+        writer.limit_buffers(2);
+        let on_disk = |path: &std::path::Path| {
+            writer.drain();
+            std::fs::metadata(path).unwrap().len()
+        };
+        let chunk = || ChunkBuffer::from(vec![7u8; 4096].into_boxed_slice());
+        let open = |name: &str| {
+            let mut sink = writer.sink(ChunkFile::create(&dir.join(name)).unwrap(), 4096, 4096, 8);
+            sink.keep_in_memory(7);
+            sink
+        };
+
+        // Its second buffer is its own; the third and fourth use up the shared two.
+        let mut a = open("a.evt");
+        for _ in 0..3 {
+            a.submit(chunk(), 4096);
+        }
+        assert_eq!(on_disk(&dir.join("a.evt")), 0, "within its buffers, kept");
+        assert_eq!(a.borrowed, 2);
+        a.submit(chunk(), 4096);
+        assert_eq!(
+            on_disk(&dir.join("a.evt")),
+            4 * 4096,
+            "no buffer left to share: everything kept is written"
+        );
+        a.submit(chunk(), 4096);
+        assert_eq!(
+            on_disk(&dir.join("a.evt")),
+            5 * 4096,
+            "and every chunk as it fills"
+        );
+
+        // Another sink still gets its own second buffer, then has to write too.
+        let mut b = open("b.evt");
+        b.submit(chunk(), 4096);
+        assert_eq!(on_disk(&dir.join("b.evt")), 0);
+        b.submit(chunk(), 4096);
+        assert_eq!(on_disk(&dir.join("b.evt")), 2 * 4096);
+        assert_eq!(b.borrowed, 0);
+
+        // A finished sink gives its share back.
+        a.finish().unwrap();
+        let mut c = open("c.evt");
+        for _ in 0..3 {
+            c.submit(chunk(), 4096);
+        }
+        assert_eq!(
+            on_disk(&dir.join("c.evt")),
+            0,
+            "the shared buffers are free again"
+        );
+        assert_eq!(c.borrowed, 2);
+        b.finish().unwrap();
+        c.finish().unwrap();
+        assert_eq!(on_disk(&dir.join("c.evt")), 3 * 4096);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
