@@ -247,8 +247,8 @@ pub fn buffer_size_for(memory: Option<u64>, cores: usize) -> usize {
     share.clamp(DEFAULT_BUFFER_MIN, DEFAULT_BUFFER_MAX) & !((1 << 20) - 1)
 }
 
-/// Physical memory, or the memory limit of the process's cgroup (v2) where that is lower
-/// (a batch job's share of the node). None where neither is known.
+/// Physical memory, or the memory limit of the process's cgroup where that is lower (a batch
+/// job's share of a node). None where neither is known.
 fn usable_memory() -> Option<u64> {
     // SAFETY: sysconf only reads system values.
     let (pages, page_size) = unsafe {
@@ -260,18 +260,31 @@ fn usable_memory() -> Option<u64> {
     let physical = (pages > 0 && page_size > 0).then(|| pages as u64 * page_size as u64);
     let limit = std::fs::read_to_string("/proc/self/cgroup")
         .ok()
-        .and_then(|text| {
-            let path = text
-                .lines()
-                .find_map(|line| line.strip_prefix("0::"))?
-                .to_owned();
-            std::fs::read_to_string(format!("/sys/fs/cgroup{}/memory.max", path.trim())).ok()
-        })
-        .and_then(|max| max.trim().parse::<u64>().ok());
+        .and_then(|text| cgroup_memory_limit(&text, |path| std::fs::read_to_string(path).ok()));
     match (physical, limit) {
         (Some(p), Some(l)) => Some(p.min(l)),
         (p, l) => p.or(l),
     }
+}
+
+/// The memory limit of the cgroup that `/proc/self/cgroup` (`text`) names, read through `read`:
+/// `memory.max` under the unified hierarchy (v2), else `memory.limit_in_bytes` under the v1
+/// memory controller; None for "max" or where neither file is there.
+fn cgroup_memory_limit(text: &str, read: impl Fn(&str) -> Option<String>) -> Option<u64> {
+    let limit = |file: String| read(&file).and_then(|v| v.trim().parse::<u64>().ok());
+    let v1 = text.lines().find_map(|line| {
+        let (_, rest) = line.split_once(':')?;
+        let (controllers, path) = rest.split_once(':')?;
+        controllers
+            .split(',')
+            .any(|c| c == "memory")
+            .then(|| format!("/sys/fs/cgroup/memory{path}/memory.limit_in_bytes"))
+    });
+    let v2 = text
+        .lines()
+        .find_map(|line| line.strip_prefix("0::"))
+        .map(|path| format!("/sys/fs/cgroup{}/memory.max", path.trim_end_matches('/')));
+    v2.and_then(limit).or_else(|| v1.and_then(limit))
 }
 
 /// Parses sizes like `65536`, `64K`, `64KiB`, `1M`, `1MB`, `2G`.
@@ -582,13 +595,36 @@ mod tests {
     }
 
     #[test]
+    fn the_cgroup_memory_limit_is_read_from_either_hierarchy() {
+        let files = |path: &str| match path {
+            "/sys/fs/cgroup/job/memory.max" => Some("4294967296\n".to_string()),
+            "/sys/fs/cgroup/memory/slurm/job_1/memory.limit_in_bytes" => {
+                Some("2147483648\n".to_string())
+            }
+            "/sys/fs/cgroup/free/memory.max" => Some("max\n".to_string()),
+            _ => None,
+        };
+        assert_eq!(cgroup_memory_limit("0::/job\n", files), Some(4 << 30));
+        let v1 = "5:cpu,cpuacct:/slurm/job_1\n4:memory:/slurm/job_1\n0::/\n";
+        assert_eq!(cgroup_memory_limit(v1, files), Some(2 << 30));
+        assert_eq!(cgroup_memory_limit("0::/free\n", files), None);
+        assert_eq!(cgroup_memory_limit("", files), None);
+    }
+
+    #[test]
     fn all_threads_together_keep_a_32nd_of_the_memory_but_a_buffer_per_core_at_least() {
         const GIB: u64 = 1 << 30;
         const MIB: usize = 1 << 20;
         // 24 GiB, 2 cores, 64 MiB each: 768 MiB for all threads, twelve threads' worth.
-        assert_eq!(memory_for_all_threads(Some(24 * GIB), 2, 64 * MIB), 768 * MIB);
+        assert_eq!(
+            memory_for_all_threads(Some(24 * GIB), 2, 64 * MIB),
+            768 * MIB
+        );
         // A buffer asked for that is larger than the share: every core still gets it.
-        assert_eq!(memory_for_all_threads(Some(24 * GIB), 2, 1024 * MIB), 2048 * MIB);
+        assert_eq!(
+            memory_for_all_threads(Some(24 * GIB), 2, 1024 * MIB),
+            2048 * MIB
+        );
         assert_eq!(memory_for_all_threads(None, 2, 64 * MIB), usize::MAX);
         let c = Config {
             chunk_size: MIB,
