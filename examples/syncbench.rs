@@ -25,7 +25,9 @@
 //! TSC read timed in the same runs. The last lines are, per thread count,
 //! `syncbench T threads: worst ns/event ÷ tsc = R (construct)` and the same from the best
 //! repetitions (*best* columns: each round's fastest repetition of off and of on, the cost when
-//! the machine runs at its best, as `hotpath_bench` keeps its best round).
+//! the machine runs at its best, as `hotpath_bench` keeps its best round), and for T > 1
+//! `syncbench T threads: worst ns/event against 1 thread = Fx (construct)`: how much more an
+//! event costs with T threads than with one (the writer thread and the threads' interference).
 //!
 //! Run: `cargo run --release --example syncbench [-- --quick] [--threads 1,2] [--outer 100]`
 //! (about 3 minutes on 2 idle cores; `--quick`: 20 repetitions instead of 100, about 40 s).
@@ -425,7 +427,32 @@ fn main() {
                 row.construct
             );
         }
+        if let Some((ratio, row)) = worst_against_one_thread(&rows, n) {
+            println!(
+                "syncbench {n} threads: worst ns/event against 1 thread = {ratio:.2}x ({})",
+                row.construct
+            );
+        }
     }
+}
+
+/// The construct whose cost per event at `threads` (> 1) threads is the largest multiple of
+/// its cost at one thread, and that multiple; rows within noise of zero at either count are
+/// left out (their ratio means nothing).
+fn worst_against_one_thread(rows: &[Row], threads: usize) -> Option<(f64, &Row)> {
+    if threads == 1 {
+        return None;
+    }
+    rows.iter()
+        .filter(|r| r.threads == threads && !is_noise(r))
+        .filter_map(|r| {
+            let one = rows
+                .iter()
+                .find(|o| o.threads == 1 && o.construct == r.construct && !is_noise(o))?;
+            let base = ns_per_event(one);
+            (base > 0.0).then(|| (ns_per_event(r) / base, r))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
 }
 
 /// The row at `threads` threads with the highest `per_event(row)` ÷ TSC read, and that ratio.
