@@ -159,7 +159,8 @@ pub struct Config {
     /// `POMPTRACE_CHUNK_SIZE`: bytes per event chunk (default 1 MiB).
     pub chunk_size: usize,
     /// `POMPTRACE_BUFFER_SIZE`: memory for events per location (default
-    /// [`default_buffer_size`]); at least two chunks. When the writer falls behind, recording waits instead of dropping events.
+    /// [`default_buffer_size`]); at least two chunks. When the writer falls behind, recording
+    /// waits instead of dropping events.
     pub buffer_size: usize,
     /// `POMPTRACE_KEEP_IN_MEMORY`: a location's first full event chunks, up to this many bytes
     /// (at most the buffer less one chunk), stay in memory until the end of the run; past that
