@@ -1,6 +1,7 @@
-//! Streaming with bounded memory: 10^8 events on 4 threads with a 1 MiB buffer per thread.
-//! Every event must be in the trace, and the peak resident set may grow by at most 64 MiB over
-//! the same program run without recording.
+//! Streaming with bounded memory: 10^8 events on 4 threads with a 1 MiB buffer per thread, and
+//! 16 threads (more than cores) within one limit for all of them. Every event must be in the
+//! trace, and the peak resident set may grow by at most 64 MiB (96 MiB) over the same program
+//! run without recording.
 
 mod support;
 
@@ -25,46 +26,61 @@ fn a_hundred_million_events_stream_through_a_one_mebibyte_buffer() {
     let scratch = Scratch::new("streaming");
     let source = instrument("stream_many.c", &scratch.path, &[]);
     let exe = Build::c(&scratch.path).executable(&[source], "stream_many");
-    let n = ITERATIONS.to_string();
-
-    let traced = {
-        let mut cmd = std::process::Command::new(&exe);
-        cmd.arg(&n)
-            .env("OMP_NUM_THREADS", THREADS.to_string())
-            .env("POMPTRACE_BUFFER_SIZE", "1M")
-            .env("POMPTRACE_EXPERIMENT_DIRECTORY", scratch.join("on"));
-        support::run(&mut cmd)
-    };
-    let stdout = String::from_utf8_lossy(&traced.stdout);
-    let base_stdout = String::from_utf8_lossy(
-        &{
-            let mut cmd = std::process::Command::new(&exe);
-            cmd.arg(&n)
-                .env("OMP_NUM_THREADS", THREADS.to_string())
-                .env("POMPTRACE_ENABLE", "0");
-            support::run(&mut cmd)
-        }
-        .stdout,
-    )
-    .into_owned();
-    assert_eq!(
-        field(&stdout, "total="),
-        field(&base_stdout, "total="),
-        "the program's result changed"
+    let growth_kib = peak_growth_kib(
+        &scratch,
+        &exe,
+        THREADS,
+        ITERATIONS,
+        &[("POMPTRACE_BUFFER_SIZE", "1M")],
     );
-    let growth_kib = field(&stdout, "vmhwm_kib=") - field(&base_stdout, "vmhwm_kib=");
-    eprintln!("peak RSS: traced {stdout} / untraced {base_stdout}");
     assert!(
         growth_kib < 64 * 1024,
         "peak RSS grew by {growth_kib} KiB with a 1 MiB buffer per thread"
     );
 
-    // Count every event with our reader (streaming; the reference readers are far too slow for
-    // 10^8 events): per thread 2 per iteration, plus team begin/end, the parallel region and its
-    // implicit barrier (6); the master also has ProgramBegin/End and ThreadFork/Join.
-    let reader = ArchiveReader::open(scratch.join("on/traces.otf2")).unwrap();
+    assert_every_event(&scratch.join("on/traces.otf2"), THREADS, ITERATIONS);
+    assert_eq!(4 * 2 * ITERATIONS, 100_000_000);
+}
+
+/// Runs `stream_many` traced with `env` and untraced on `threads` threads; returns the growth
+/// of the peak resident set in KiB, after checking that the program's result is the same.
+fn peak_growth_kib(
+    scratch: &Scratch,
+    exe: &std::path::Path,
+    threads: u64,
+    iterations: u64,
+    env: &[(&str, &str)],
+) -> i64 {
+    let run = |traced: bool| {
+        let mut cmd = std::process::Command::new(exe);
+        cmd.arg(iterations.to_string())
+            .env("OMP_NUM_THREADS", threads.to_string());
+        if traced {
+            cmd.env("POMPTRACE_EXPERIMENT_DIRECTORY", scratch.join("on"));
+            cmd.envs(env.iter().copied());
+        } else {
+            cmd.env("POMPTRACE_ENABLE", "0");
+        }
+        String::from_utf8_lossy(&support::run(&mut cmd).stdout).into_owned()
+    };
+    let (traced, untraced) = (run(true), run(false));
+    assert_eq!(
+        field(&traced, "total="),
+        field(&untraced, "total="),
+        "the program's result changed"
+    );
+    eprintln!("peak RSS: traced {traced} / untraced {untraced}");
+    field(&traced, "vmhwm_kib=") - field(&untraced, "vmhwm_kib=")
+}
+
+/// Counts every event with our reader (streaming; the reference readers are far too slow for
+/// 10^8 events): per thread 2 per iteration, plus team begin/end, the parallel region and its
+/// implicit barrier (6); the master also has ProgramBegin/End and ThreadFork/Join. Waits for
+/// the writer (BufferFlush) come on top.
+fn assert_every_event(anchor: &std::path::Path, threads: u64, iterations: u64) {
+    let reader = ArchiveReader::open(anchor).unwrap();
     let mut user_events = 0u64;
-    let mut total = 0u64;
+    let mut locations = 0u64;
     for location in reader.locations().unwrap() {
         let mut count = 0u64;
         let mut flushes = 0u64;
@@ -77,14 +93,41 @@ fn a_hundred_million_events_stream_through_a_one_mebibyte_buffer() {
                 _ => {}
             }
         }
-        let expected = 2 * ITERATIONS + 6 + if location == 0 { 4 } else { 0 };
+        let expected = 2 * iterations + 6 + if location == 0 { 4 } else { 0 };
         assert_eq!(count - flushes, expected, "location {location}");
-        total += count - flushes;
+        locations += 1;
     }
+    assert_eq!(locations, threads);
     assert_eq!(
         user_events,
-        THREADS * (2 * ITERATIONS + 4),
+        threads * (2 * iterations + 4),
         "Enter/Leave events (user regions, parallel, barrier)"
     );
-    assert_eq!(total, 100_000_000 + THREADS * 6 + 4);
+}
+
+#[test]
+fn many_more_threads_than_cores_stay_within_the_total_buffer_size() {
+    const MANY: u64 = 16;
+    // 2 million events, about 23 MB, per thread: 370 MB in all, which the default 64 MiB per
+    // thread would keep.
+    const EACH: u64 = 1_000_000;
+    let scratch = Scratch::new("streaming-total");
+    let source = instrument("stream_many.c", &scratch.path, &[]);
+    let exe = Build::c(&scratch.path).executable(&[source], "stream_many");
+    let growth_kib = peak_growth_kib(
+        &scratch,
+        &exe,
+        MANY,
+        EACH,
+        &[
+            ("POMPTRACE_BUFFER_SIZE", "64M"),
+            ("POMPTRACE_TOTAL_BUFFER_SIZE", "16M"),
+        ],
+    );
+    // Two 1 MiB chunks per thread and 16 MiB shared: 48 MiB.
+    assert!(
+        growth_kib < 96 * 1024,
+        "peak RSS grew by {growth_kib} KiB for 16 threads within 16 MiB in all"
+    );
+    assert_every_event(&scratch.join("on/traces.otf2"), MANY, EACH);
 }

@@ -53,6 +53,10 @@ variables! {
         default "64M (less where memory is short: a 32nd of the memory over the cores, at least 8M)",
         "event memory per thread, touched only as it fills; when the writer falls behind, \
          recording waits instead of dropping";
+    Run TOTAL_BUFFER_SIZE = "POMPTRACE_TOTAL_BUFFER_SIZE",
+        default "a 32nd of the memory (at least the buffer size per core)",
+        "event memory all threads of the process hold together beyond two chunks each; a thread \
+         that needs more writes what it kept and from then on every chunk as it fills";
     Run KEEP_IN_MEMORY = "POMPTRACE_KEEP_IN_MEMORY", default "the buffer size",
         "a thread's first full event chunks, up to this many bytes (at most the buffer less one \
          chunk), stay in memory until the end of the run; past that, all of them and every later \
@@ -166,6 +170,9 @@ pub struct Config {
     /// (at most the buffer less one chunk), stay in memory until the end of the run; past that
     /// they are written in the background as they fill. Default: the whole buffer.
     pub keep_in_memory: Option<usize>,
+    /// `POMPTRACE_TOTAL_BUFFER_SIZE`: event memory of all locations together beyond two chunks
+    /// each (default [`memory_for_all_threads`] on this machine).
+    pub total_buffer_size: Option<usize>,
     /// `POMPTRACE_CLOCK=tsc|monotonic` (default: tsc where the CPU has an invariant TSC).
     pub clock: ClockChoice,
     /// `POMPTRACE_VERBOSE=0|1|2`: 0 silences the closing summary line (warnings still show).
@@ -197,6 +204,7 @@ impl Default for Config {
             chunk_size: 1024 * 1024,
             buffer_size: default_buffer_size(),
             keep_in_memory: None,
+            total_buffer_size: None,
             clock: ClockChoice::Auto,
             verbose: 1,
             filtering_file: None,
@@ -359,6 +367,14 @@ impl Config {
                 )),
             }
         }
+        if let Some(v) = value(&TOTAL_BUFFER_SIZE) {
+            match parse_size(&v) {
+                Some(n) => c.total_buffer_size = Some(n),
+                None => warn(format!(
+                    "POMPTRACE_TOTAL_BUFFER_SIZE={v} is not a size; using a 32nd of the memory"
+                )),
+            }
+        }
         if let Some(v) = value(&KEEP_IN_MEMORY) {
             match parse_size(&v) {
                 Some(n) => c.keep_in_memory = Some(n),
@@ -428,6 +444,10 @@ impl Config {
                 n if n == ENABLE.name => u8::from(self.enabled).to_string(),
                 n if n == CHUNK_SIZE.name => self.chunk_size.to_string(),
                 n if n == BUFFER_SIZE.name => self.buffer_size.to_string(),
+                n if n == TOTAL_BUFFER_SIZE.name => match self.memory_for_all_threads() {
+                    usize::MAX => String::new(),
+                    bytes => bytes.to_string(),
+                },
                 n if n == KEEP_IN_MEMORY.name => (self.chunks_kept_in_memory() * self.chunk_size)
                     .min(self.buffer_size.saturating_sub(self.chunk_size))
                     .to_string(),
@@ -492,8 +512,15 @@ impl Config {
     /// ([`memory_for_all_threads`] on this machine): many more threads than cores, each with a
     /// full buffer, would otherwise hold many times the memory one thread per core does.
     pub fn buffers_for_all_threads(&self) -> usize {
-        let (memory, cores) = *MACHINE;
-        memory_for_all_threads(memory, cores, self.buffer_size) / self.chunk_size.max(1)
+        self.memory_for_all_threads() / self.chunk_size.max(1)
+    }
+
+    /// `POMPTRACE_TOTAL_BUFFER_SIZE` as set, else [`memory_for_all_threads`] on this machine.
+    fn memory_for_all_threads(&self) -> usize {
+        self.total_buffer_size.unwrap_or_else(|| {
+            let (memory, cores) = *MACHINE;
+            memory_for_all_threads(memory, cores, self.buffer_size)
+        })
     }
 
     /// Full chunks per location kept from the writer thread (the sink caps it).
@@ -552,6 +579,7 @@ mod tests {
         let c = Config {
             chunk_size: 65536,
             buffer_size: 8 << 20,
+            total_buffer_size: Some(32 << 20),
             filtering_file: Some(PathBuf::from("/f/filter.txt")),
             clock: ClockChoice::Monotonic,
             ..Config::default()
@@ -566,6 +594,7 @@ mod tests {
                 "POMPTRACE_ENABLE=1",
                 "POMPTRACE_CHUNK_SIZE=65536",
                 "POMPTRACE_BUFFER_SIZE=8388608",
+                "POMPTRACE_TOTAL_BUFFER_SIZE=33554432",
                 // The buffer less the chunk being filled.
                 "POMPTRACE_KEEP_IN_MEMORY=8323072",
                 "POMPTRACE_CLOCK=monotonic",
@@ -633,6 +662,11 @@ mod tests {
             ..Config::default()
         };
         assert!(c.buffers_for_all_threads() >= 8);
+        let set = Config {
+            total_buffer_size: Some(16 * MIB),
+            ..c
+        };
+        assert_eq!(set.buffers_for_all_threads(), 16);
     }
 
     #[test]
