@@ -23,12 +23,8 @@ fn field(stdout: &str, key: &str) -> i64 {
 
 #[test]
 fn a_hundred_million_events_stream_through_a_one_mebibyte_buffer() {
-    let scratch = Scratch::new("streaming");
-    let source = instrument("stream_many.c", &scratch.path, &[]);
-    let exe = Build::c(&scratch.path).executable(&[source], "stream_many");
-    let growth_kib = peak_growth_kib(
-        &scratch,
-        &exe,
+    let (scratch, growth_kib) = peak_growth_kib(
+        "streaming",
         THREADS,
         ITERATIONS,
         &[("POMPTRACE_BUFFER_SIZE", "1M")],
@@ -42,17 +38,20 @@ fn a_hundred_million_events_stream_through_a_one_mebibyte_buffer() {
     assert_eq!(4 * 2 * ITERATIONS, 100_000_000);
 }
 
-/// Runs `stream_many` traced with `env` and untraced on `threads` threads; returns the growth
-/// of the peak resident set in KiB, after checking that the program's result is the same.
+/// Builds `stream_many` in a new scratch directory and runs it traced with `env` and untraced
+/// on `threads` threads; returns the directory and the growth of the peak resident set in KiB,
+/// after checking that the program's result is the same.
 fn peak_growth_kib(
-    scratch: &Scratch,
-    exe: &std::path::Path,
+    label: &str,
     threads: u64,
     iterations: u64,
     env: &[(&str, &str)],
-) -> i64 {
+) -> (Scratch, i64) {
+    let scratch = Scratch::new(label);
+    let source = instrument("stream_many.c", &scratch.path, &[]);
+    let exe = Build::c(&scratch.path).executable(&[source], "stream_many");
     let run = |traced: bool| {
-        let mut cmd = std::process::Command::new(exe);
+        let mut cmd = std::process::Command::new(&exe);
         cmd.arg(iterations.to_string())
             .env("OMP_NUM_THREADS", threads.to_string());
         if traced {
@@ -70,7 +69,8 @@ fn peak_growth_kib(
         "the program's result changed"
     );
     eprintln!("peak RSS: traced {traced} / untraced {untraced}");
-    field(&traced, "vmhwm_kib=") - field(&untraced, "vmhwm_kib=")
+    let growth = field(&traced, "vmhwm_kib=") - field(&untraced, "vmhwm_kib=");
+    (scratch, growth)
 }
 
 /// Counts every event with our reader (streaming; the reference readers are far too slow for
@@ -111,12 +111,8 @@ fn many_more_threads_than_cores_stay_within_the_total_buffer_size() {
     // 2 million events, about 23 MB, per thread: 370 MB in all, which the default 64 MiB per
     // thread would keep.
     const EACH: u64 = 1_000_000;
-    let scratch = Scratch::new("streaming-total");
-    let source = instrument("stream_many.c", &scratch.path, &[]);
-    let exe = Build::c(&scratch.path).executable(&[source], "stream_many");
-    let growth_kib = peak_growth_kib(
-        &scratch,
-        &exe,
+    let (scratch, growth_kib) = peak_growth_kib(
+        "streaming-total",
         MANY,
         EACH,
         &[
