@@ -35,7 +35,7 @@ fn a_hundred_million_events_stream_through_a_one_mebibyte_buffer() {
     );
 
     assert_every_event(&scratch.join("on/traces.otf2"), THREADS, ITERATIONS);
-    assert_eq!(4 * 2 * ITERATIONS, 100_000_000);
+    assert_eq!(THREADS * 2 * ITERATIONS, 100_000_000);
 }
 
 /// Builds `stream_many` in a new scratch directory and runs it traced with `env` and untraced

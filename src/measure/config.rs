@@ -216,9 +216,12 @@ impl Default for Config {
     }
 }
 
+/// Event memory may take this fraction of the usable memory: per thread by default (over the
+/// cores), and for all threads together.
+const MEMORY_SHARE: u64 = 32;
 /// Most event memory a location gets by default. Within it a run's events stay in memory until
 /// the end, so the writer thread takes no core from a program that uses all of them: on the
-/// 2-core development VM, syncbench's lock, critical and ordered rows at 2 threads (13-17 MB
+/// 2-core development VM, syncbench's lock, critical and ordered rows at 2 threads (12.6-17 MB
 /// per thread) cost 10-44, 27 and 15 ns per construct less with 64 MiB than with 8 MiB (paired
 /// rounds), the same at 1 thread, where the writer has a core to itself.
 const DEFAULT_BUFFER_MAX: usize = 64 << 20;
@@ -243,7 +246,7 @@ pub fn default_buffer_size() -> usize {
 /// gets its whole buffer); unlimited where the memory is not known.
 pub fn memory_for_all_threads(memory: Option<u64>, cores: usize, buffer_size: usize) -> usize {
     memory.map_or(usize::MAX, |m| {
-        let share = usize::try_from(m / 32).unwrap_or(usize::MAX);
+        let share = usize::try_from(m / MEMORY_SHARE).unwrap_or(usize::MAX);
         share.max(buffer_size.saturating_mul(cores.max(1)))
     })
 }
@@ -251,7 +254,9 @@ pub fn memory_for_all_threads(memory: Option<u64>, cores: usize, buffer_size: us
 /// 64 MiB per location, or a 32nd of `memory` over `cores` where that is less (a thread on
 /// every core then keeps at most 1/32 of the memory), but never below 8 MiB; whole MiB.
 pub fn buffer_size_for(memory: Option<u64>, cores: usize) -> usize {
-    let share = memory.map_or(DEFAULT_BUFFER_MAX as u64, |m| m / 32 / cores.max(1) as u64);
+    let share = memory.map_or(DEFAULT_BUFFER_MAX as u64, |m| {
+        m / MEMORY_SHARE / cores.max(1) as u64
+    });
     let share = usize::try_from(share).unwrap_or(DEFAULT_BUFFER_MAX);
     share.clamp(DEFAULT_BUFFER_MIN, DEFAULT_BUFFER_MAX) & !((1 << 20) - 1)
 }

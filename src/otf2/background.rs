@@ -321,6 +321,18 @@ impl BackgroundSink {
         }
     }
 
+    fn queue_all_kept(&mut self) {
+        while !self.kept.is_empty() {
+            self.queue_oldest();
+        }
+    }
+
+    /// Queues every kept chunk, and from now on every chunk as it fills.
+    fn stop_keeping(&mut self) {
+        self.keep = 0;
+        self.queue_all_kept();
+    }
+
     /// A newly allocated buffer (its pages are not touched yet).
     fn fresh_buffer(&mut self) -> ChunkBuffer {
         self.slots
@@ -404,10 +416,7 @@ impl BackgroundSink {
         if self.buffers_left > 0 {
             // The writer's sinks together may not allocate more: write what is kept, and from
             // now on every chunk as it fills, so that buffers come back.
-            self.keep = 0;
-            while !self.kept.is_empty() {
-                self.queue_oldest();
-            }
+            self.stop_keeping();
         } else if self.in_flight == 0 {
             // Every buffer is kept back: the oldest has to go now.
             self.queue_oldest();
@@ -495,10 +504,7 @@ impl ChunkSink for BackgroundSink {
         self.kept.push_back((chunk, len));
         if self.kept.len() > self.keep {
             // Past the budget: write in the background from now on.
-            self.keep = 0;
-            while !self.kept.is_empty() {
-                self.queue_oldest();
-            }
+            self.stop_keeping();
         }
         self.free_buffer()
     }
@@ -508,9 +514,7 @@ impl ChunkSink for BackgroundSink {
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        while !self.kept.is_empty() {
-            self.queue_oldest();
-        }
+        self.queue_all_kept();
         let (tx, rx) = mpsc::channel();
         if self.queue.send(Job::Barrier(tx)).is_ok() {
             let _ = rx.recv();
