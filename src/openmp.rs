@@ -10,6 +10,8 @@ extern "C" {
     fn pomptrace_omp_get_max_threads() -> c_int;
     fn pomptrace_omp_get_dynamic() -> c_int;
     fn pomptrace_omp_get_level() -> c_int;
+    fn pomptrace_omp_level_and_thread_num(thread_num: *mut c_int) -> c_int;
+    fn pomptrace_omp_get_num_threads() -> c_int;
     fn pomptrace_omp_get_ancestor_thread_num(level: c_int) -> c_int;
     fn pomptrace_omp_get_team_size(level: c_int) -> c_int;
     fn pomptrace_omp_init_lock(lock: *mut c_void) -> c_int;
@@ -62,6 +64,18 @@ pub fn dynamic() -> bool {
 pub fn level() -> u32 {
     // SAFETY: see above.
     unsafe { pomptrace_omp_get_level() }.max(0) as u32
+}
+/// (nesting level, this thread's number in its current team), in one call.
+pub fn level_and_thread_num() -> (u32, u32) {
+    let mut thread_num: c_int = 0;
+    // SAFETY: the shim writes one int through the pointer it is given.
+    let level = unsafe { pomptrace_omp_level_and_thread_num(&mut thread_num) };
+    (level.max(0) as u32, thread_num.max(0) as u32)
+}
+/// Size of the calling thread's current team (1 outside any parallel region).
+pub fn num_threads() -> u32 {
+    // SAFETY: see above.
+    unsafe { pomptrace_omp_get_num_threads() }.max(1) as u32
 }
 /// Thread number of this thread's ancestor at `level`, or None if the level does not exist.
 pub fn ancestor_thread_num(level: u32) -> Option<u32> {

@@ -47,6 +47,13 @@ int pomptrace_omp_get_num_threads(void) { return omp_get_num_threads ? omp_get_n
 int pomptrace_omp_get_max_threads(void) { return omp_get_max_threads ? omp_get_max_threads() : 1; }
 int pomptrace_omp_get_level(void) { return omp_get_level ? omp_get_level() : 0; }
 int pomptrace_omp_get_dynamic(void) { return omp_get_dynamic ? omp_get_dynamic() : 0; }
+/* The nesting level, and the calling thread's number in its current team: what every team
+ * begin asks, in one call (no runtime: level 0, thread 0). */
+int pomptrace_omp_level_and_thread_num(int *thread_num)
+{
+    *thread_num = omp_get_thread_num ? omp_get_thread_num() : 0;
+    return omp_get_level ? omp_get_level() : 0;
+}
 int pomptrace_omp_get_ancestor_thread_num(int level)
 {
     return omp_get_ancestor_thread_num ? omp_get_ancestor_thread_num(level) : (level == 0 ? 0 : -1);

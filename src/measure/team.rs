@@ -43,17 +43,25 @@ impl Team {
             .map(|m| m.load(Ordering::Relaxed))
             .collect()
     }
+    #[inline(always)]
     pub fn set_member(&self, thread: u32, location: u32) {
         if let Some(slot) = self.members.get(thread as usize) {
             if slot.load(Ordering::Relaxed) != location {
-                slot.store(location, Ordering::Relaxed);
-                super::journal::record(&super::definitions::Fact::Member {
-                    comm: self.comm,
-                    thread,
-                    location,
-                });
+                self.new_member(slot, thread, location);
             }
         }
+    }
+
+    /// A position of this team taken by another location than before (or the first time).
+    #[cold]
+    #[inline(never)]
+    fn new_member(&self, slot: &AtomicU32, thread: u32, location: u32) {
+        slot.store(location, Ordering::Relaxed);
+        super::journal::record(&super::definitions::Fact::Member {
+            comm: self.comm,
+            thread,
+            location,
+        });
     }
 }
 
@@ -230,8 +238,8 @@ pub fn resolve(
     root_team: &'static Team,
     factory: &dyn Factory,
 ) -> (&'static Node, &'static Team, u32) {
-    let level = openmp::level();
-    let position = match cached_position(thread, root, level) {
+    let (level, thread_num) = openmp::level_and_thread_num();
+    let position = match cached_position(thread, root, level, thread_num) {
         Some(hit) => hit,
         None => resolve_by_walking(thread, root, root_team, factory, level),
     };
@@ -241,18 +249,19 @@ pub fn resolve(
     position
 }
 
-/// (team size, thread number) of the calling thread's top-level team: a worker takes the
-/// published size while it holds (see `TOP_TEAM_SIZE`), everybody else asks the runtime.
+/// (team size, thread number) of the calling thread's top-level team, given its thread number
+/// `k` in it: a worker takes the published size while it holds (see `TOP_TEAM_SIZE`),
+/// everybody else asks the runtime.
 #[inline(always)]
-fn top_team_shape() -> (u32, u32) {
-    let k = openmp::ancestor_thread_num(1).unwrap_or(0);
+fn top_team_shape(k: u32) -> (u32, u32) {
     if k != 0 {
         let predicted = TOP_TEAM_SIZE.0.load(Ordering::Relaxed);
         if k < predicted && !SEVERAL_ROOTS.load(Ordering::Acquire) {
             return (predicted, k);
         }
     }
-    let size = openmp::team_size(1).unwrap_or(1);
+    // At level 1 the current team is the top-level one.
+    let size = openmp::num_threads();
     (size, k.min(size - 1))
 }
 
@@ -311,12 +320,13 @@ fn request_key(if_clause: bool, requested_threads: i32) -> u64 {
 
 /// The cached position when it still holds: same root, same level, and the runtime reports the
 /// same (team size, ancestor thread number) at every level, compared outermost first so that a
-/// change stops the queries early.
+/// change stops the queries early. `thread_num`: the thread's number at `level`.
 #[inline(always)]
 fn cached_position(
     thread: &ThreadState,
     root: &'static Node,
     level: u32,
+    thread_num: u32,
 ) -> Option<(&'static Node, &'static Team, u32)> {
     // SAFETY: a thread's cached position is only read and written by that thread, here and in
     // `resolve_by_walking`, and neither calls back into the other.
@@ -325,7 +335,7 @@ fn cached_position(
         return None;
     }
     if level == 1 {
-        if top_team_shape() != p.ancestry[0] {
+        if top_team_shape(thread_num) != p.ancestry[0] {
             return None;
         }
     } else {
@@ -388,6 +398,8 @@ fn resolve_by_walking(
 }
 
 /// The position of a member of a team forked from `parent` (through the fork channel).
+#[cold]
+#[inline(never)]
 fn resolve_from_fork(
     parent: &'static Node,
     factory: &dyn Factory,
@@ -480,10 +492,17 @@ fn restore_default_device(thread: &ThreadState, depth: u32) {
 }
 
 /// The node a fork handed to the calling team member, if any (and puts the ICV back).
+#[inline(always)]
 fn received_fork() -> Option<&'static Node> {
     if !SEVERAL_ROOTS.load(Ordering::Acquire) {
         return None;
     }
+    received_fork_channel()
+}
+
+#[cold]
+#[inline(never)]
+fn received_fork_channel() -> Option<&'static Node> {
     let value = openmp::default_device();
     if !(CHANNEL_BASE..CHANNEL_END).contains(&value) {
         return None;
