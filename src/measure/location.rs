@@ -188,7 +188,7 @@ impl Location {
     }
 
     /// ThreadTeamBegin with the ThreadId attribute (allocation-free: every team begin writes one).
-    #[inline]
+    #[inline(always)]
     pub fn thread_team_begin(&mut self, time: u64, tid: u32, team: u32) {
         if let Some(w) = self.writer.as_mut() {
             w.thread_team_begin_with_u64_attribute(time, team, THREAD_ID_ATTRIBUTE, tid as u64);

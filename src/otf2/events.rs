@@ -157,13 +157,17 @@ impl<S: ChunkSink> TimedChunks<S> {
             self.last_time = time;
             self.chunk_has_timestamp = true;
             Some(time)
+        } else if time == self.last_time && time != 0 && self.chunk_has_timestamp {
+            // The second event of a call that writes several at one time (a team begin and
+            // the Enter of its region): the chunk's last TIMESTAMP holds.
+            None
         } else {
             self.stamp_not_later(time)
         }
     }
 
-    /// `stamp` for a time not after the last one: the same time again (several events of one
-    /// call), time 0, or a clock that went backwards.
+    /// `stamp` for a time not after the last one: the first event of a chunk at the last
+    /// time, time 0, or a clock that went backwards.
     #[inline(never)]
     fn stamp_not_later(&mut self, time: u64) -> Option<u64> {
         if time < self.last_time {
