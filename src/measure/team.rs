@@ -513,6 +513,7 @@ fn received_fork_channel() -> Option<&'static Node> {
 }
 
 /// Parallel_begin: the calling thread joins its team; returns (team, thread number).
+#[inline(always)]
 pub fn join_team(
     thread: &ThreadState,
     root: &'static Node,
