@@ -13,6 +13,10 @@
 //! `hotpath threads so: T at once = Z x one thread (a bare TSC read: W x; event / TSC read, both
 //! at T at once = R)` (and `a`) for each T > 1: W is the machine's own slowdown with T threads
 //! busy (on a VM whose virtual cores share physical cores, even a bare TSC read slows down).
+//! Those loops write past the default event memory per thread, so the writer thread streams
+//! while they record. The last lines, `hotpath threads so in memory: T at once = ...` (and
+//! `a`), time the same loops with fewer pairs, each thread count in a process of its own, so
+//! that every thread keeps its events in memory: the case the default event memory is for.
 //!
 //! With `--metrics`, it instead compares the cost per event (shared library, one thread) with no
 //! metric, one and three software perf counters and a getrusage metric (`POMPTRACE_METRICS`).
@@ -98,27 +102,9 @@ fn run_driver(exe: &Path, run: &DriverRun, best: &mut Best) {
         exe.display(),
         String::from_utf8_lossy(&out.stderr)
     );
-    let keep_min = |slot: &mut f64, value: f64| {
-        if *slot == 0.0 || value < *slot {
-            *slot = value;
-        }
-    };
     for line in text.lines() {
-        if let Some(threads) = line.strip_prefix("threads=") {
-            let threads: usize = threads
-                .split_whitespace()
-                .next()
-                .and_then(|t| t.parse().ok())
-                .unwrap_or_else(|| panic!("bad driver line `{line}`"));
-            let pair = field(line, "pair_ns=").unwrap_or_else(|| panic!("bad line `{line}`"));
-            let tsc = field(line, "tsc_ns=").unwrap_or_else(|| panic!("bad line `{line}`"));
-            match best.threads.iter_mut().find(|(t, ..)| *t == threads) {
-                Some((_, pair_slot, tsc_slot)) => {
-                    keep_min(pair_slot, pair);
-                    keep_min(tsc_slot, tsc);
-                }
-                None => best.threads.push((threads, pair, tsc)),
-            }
+        if let Some(figures) = threads_line(line) {
+            keep_threads_min(&mut best.threads, figures);
         } else if let Some(filtered) = field(line, "filtered_pair_ns=") {
             keep_min(&mut best.filtered_pair_ns, filtered);
         } else if let (Some(pair), Some(tsc)) = (field(line, "pair_ns="), field(line, "tsc_ns=")) {
@@ -133,11 +119,98 @@ fn run_driver(exe: &Path, run: &DriverRun, best: &mut Best) {
     );
 }
 
-/// (ns per pair, ns per TSC read) of the one-thread run of the threads-at-once loop.
-fn one_thread(best: &Best) -> (f64, f64) {
-    best.threads
+fn keep_min(slot: &mut f64, value: f64) {
+    if *slot == 0.0 || value < *slot {
+        *slot = value;
+    }
+}
+
+/// (threads, ns per pair, ns per TSC read) of a driver line `threads=T pair_ns=P tsc_ns=Y`.
+fn threads_line(line: &str) -> Option<(usize, f64, f64)> {
+    let threads = line.strip_prefix("threads=")?;
+    let threads: usize = threads
+        .split_whitespace()
+        .next()
+        .and_then(|t| t.parse().ok())
+        .unwrap_or_else(|| panic!("bad driver line `{line}`"));
+    let pair = field(line, "pair_ns=").unwrap_or_else(|| panic!("bad line `{line}`"));
+    let tsc = field(line, "tsc_ns=").unwrap_or_else(|| panic!("bad line `{line}`"));
+    Some((threads, pair, tsc))
+}
+
+/// Folds one threads-at-once figure into the per-thread-count minimums.
+fn keep_threads_min(all: &mut Vec<(usize, f64, f64)>, (threads, pair, tsc): (usize, f64, f64)) {
+    match all.iter_mut().find(|(t, ..)| *t == threads) {
+        Some((_, pair_slot, tsc_slot)) => {
+            keep_min(pair_slot, pair);
+            keep_min(tsc_slot, tsc);
+        }
+        None => all.push((threads, pair, tsc)),
+    }
+}
+
+/// Pairs per loop of the in-memory runs: each thread's three rounds of two events per pair
+/// (at most 12 bytes each with their TIMESTAMP record) fill at most half of the default event
+/// memory per thread, so that no chunk is written while the threads record.
+/// Runs of each in-memory loop (each a short process: more of them than of the long loops).
+const IN_MEMORY_RUNS: usize = 4;
+
+fn in_memory_pairs() -> u64 {
+    let buffer = pomptrace::measure::config::default_buffer_size() as u64;
+    buffer / 2 / (3 * 2 * 12)
+}
+
+/// The threads-at-once loop on `threads` threads in a process of its own (`--at-once`: every
+/// location starts fresh), keeping the minimum of each figure in `best`.
+fn run_at_once(
+    exe: &Path,
+    pairs: u64,
+    threads: usize,
+    trace: &Path,
+    best: &mut Vec<(usize, f64, f64)>,
+) {
+    let out = Command::new(exe)
+        .args([pairs.to_string(), "--at-once".into(), threads.to_string()])
+        .env("POMPTRACE_EXPERIMENT_DIRECTORY", trace)
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("run driver");
+    let _ = std::fs::remove_dir_all(trace);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{} failed: {text}{}",
+        exe.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let figures = text.lines().find_map(threads_line).unwrap_or_else(|| {
+        panic!(
+            "no threads= line in the output of {}: {text}",
+            exe.display()
+        )
+    });
+    keep_threads_min(best, figures);
+}
+
+/// (ns per pair, ns per TSC read) of the one-thread run of a threads-at-once loop.
+fn one_thread(threads: &[(usize, f64, f64)], fallback: (f64, f64)) -> (f64, f64) {
+    threads
         .first()
-        .map_or((best.pair_ns, best.tsc_ns), |&(_, pair, tsc)| (pair, tsc))
+        .map_or(fallback, |&(_, pair, tsc)| (pair, tsc))
+}
+
+/// The `hotpath threads` summary lines of one variant: each T > 1 against one thread.
+fn print_at_once(label: &str, threads: &[(usize, f64, f64)], one: (f64, f64)) {
+    let (one, one_tsc) = one;
+    for &(t, pair, tsc) in threads.iter().filter(|(t, ..)| *t > 1) {
+        println!(
+            "hotpath threads {label}: {t} at once = {:.2} x one thread \
+             (a bare TSC read: {:.2} x; event / TSC read, both at {t} at once = {:.2})",
+            pair / one,
+            tsc / one_tsc,
+            pair / 2.0 / tsc
+        );
+    }
 }
 
 /// How many region definitions of the trace have `text` in their name.
@@ -276,10 +349,23 @@ fn main() {
             run_driver(&variant.exe, &run, best);
         }
     }
+    // The same loops within the default event memory, each thread count in a process of its
+    // own: what recording costs while nothing is written (the loops above write past it, so
+    // the writer thread streams while they record).
+    let memory_pairs = in_memory_pairs();
+    let mut in_memory: Vec<Vec<(usize, f64, f64)>> = variants.iter().map(|_| Vec::new()).collect();
+    for _round in 0..IN_MEMORY_RUNS {
+        for (variant, best) in variants.iter().zip(&mut in_memory) {
+            for &threads in &thread_counts {
+                let trace = scratch.traces.join(variant.name);
+                run_at_once(&variant.exe, memory_pairs, threads, &trace, best);
+            }
+        }
+    }
 
     println!("{pairs} pairs per loop, best of 2 runs x 5 rounds; {cores} cores");
     for (variant, best) in variants.iter().zip(&best) {
-        let (one, one_tsc) = one_thread(best);
+        let (one, one_tsc) = one_thread(&best.threads, (best.pair_ns, best.tsc_ns));
         println!(
             "{:>2}: enter+exit pair {:.2} ns, event {:.2} ns, tsc {:.2} ns",
             variant.name,
@@ -318,17 +404,25 @@ fn main() {
         );
     }
     for (variant, best) in variants.iter().zip(&best) {
-        let (one, one_tsc) = one_thread(best);
-        for &(threads, pair, tsc) in best.threads.iter().filter(|(t, ..)| *t > 1) {
+        let one = one_thread(&best.threads, (best.pair_ns, best.tsc_ns));
+        print_at_once(variant.name, &best.threads, one);
+    }
+    println!(
+        "in memory: {memory_pairs} pairs per loop (each thread keeps its events in memory), \
+         best of {IN_MEMORY_RUNS} runs x 3 rounds"
+    );
+    for (variant, threads) in variants.iter().zip(&in_memory) {
+        for &(t, pair, tsc) in threads {
             println!(
-                "hotpath threads {}: {threads} at once = {:.2} x one thread \
-                 (a bare TSC read: {:.2} x; event / TSC read, both at {threads} at once = {:.2})",
+                "{:>2} in memory: {t:2} threads at once: event {:.2} ns, tsc {tsc:.2} ns",
                 variant.name,
-                pair / one,
-                tsc / one_tsc,
-                pair / 2.0 / tsc
+                pair / 2.0
             );
         }
+    }
+    for (variant, threads) in variants.iter().zip(&in_memory) {
+        let one = one_thread(threads, (0.0, 0.0));
+        print_at_once(&format!("{} in memory", variant.name), threads, one);
     }
     // The figures above are still worth seeing; the run fails once they are printed.
     let mut filter_failed = false;
