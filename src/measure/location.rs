@@ -159,12 +159,14 @@ impl Location {
         self.writer.as_mut()
     }
 
+    #[inline(always)]
     pub fn thread_fork(&mut self, time: u64, requested: u32) {
         if let Some(w) = self.writer.as_mut() {
             w.thread_fork(time, Paradigm::OPENMP, requested);
         }
     }
 
+    #[inline(always)]
     pub fn thread_join(&mut self, time: u64) {
         if let Some(w) = self.writer.as_mut() {
             w.thread_join(time, Paradigm::OPENMP);
