@@ -137,6 +137,20 @@ impl<S: ChunkSink> TimedChunks<S> {
         }
     }
 
+    /// `reserve` for `record_room`, out of line: a new chunk if this one has no room for `need`
+    /// bytes; a record larger than a whole chunk is a bug of its caller (the bounds of the
+    /// records written this way are fixed and far below the smallest chunk).
+    #[cold]
+    #[inline(never)]
+    fn make_room(&mut self, need: usize, time: u64) {
+        self.reserve(need, time);
+        assert!(
+            self.pos + need <= self.chunk.len(),
+            "a record of {need} bytes does not fit a chunk of {} bytes",
+            self.chunk.len()
+        );
+    }
+
     /// Writes the TIMESTAMP record when libotf2 would: first event of a chunk, a later time,
     /// or time 0 (only the stall record of `next_chunk` uses this; events use `record_room`).
     fn timestamp(&mut self, time: u64) {
@@ -185,10 +199,16 @@ impl<S: ChunkSink> TimedChunks<S> {
     /// (the caller then calls `commit`). One bounds check covers both records.
     #[inline(always)]
     fn record_room(&mut self, bound: usize, time: u64) -> &mut [u8] {
-        self.reserve(TIMESTAMP_BOUND + bound, time);
+        let need = TIMESTAMP_BOUND + bound;
+        if self.pos + need >= self.chunk.len() {
+            self.make_room(need, time);
+        }
         let stamp = self.stamp(time);
         let pos = self.pos;
-        let room = &mut self.chunk[pos..pos + TIMESTAMP_BOUND + bound];
+        // SAFETY: `pos + need < len` where `make_room` was skipped, and `make_room` returns
+        // only with `pos + need <= len` (it panics otherwise); every event pays this range's
+        // bounds check otherwise.
+        let room = unsafe { self.chunk.get_unchecked_mut(pos..pos + need) };
         let start = match stamp {
             Some(time) => {
                 room[0] = TIMESTAMP;
