@@ -196,9 +196,10 @@ impl<S: ChunkSink> TimedChunks<S> {
 
     /// Makes room for an event of at most `bound` bytes after its timestamp at `time`, writes
     /// the TIMESTAMP record if one is due, and returns the `bound` bytes where the event goes
-    /// (the caller then calls `commit`). One bounds check covers both records.
+    /// and their offset in the chunk (the caller then calls `commit` with that offset). One
+    /// bounds check covers both records; the chunk position is stored once, by `commit`.
     #[inline(always)]
-    fn record_room(&mut self, bound: usize, time: u64) -> &mut [u8] {
+    fn record_room(&mut self, bound: usize, time: u64) -> (&mut [u8], usize) {
         let need = TIMESTAMP_BOUND + bound;
         if self.pos + need >= self.chunk.len() {
             self.make_room(need, time);
@@ -217,24 +218,23 @@ impl<S: ChunkSink> TimedChunks<S> {
             }
             None => 0,
         };
-        self.pos = pos + start;
-        &mut room[start..start + bound]
+        (&mut room[start..start + bound], pos + start)
     }
 
-    /// Ends an event of `len` bytes begun with `record_room`.
+    /// Ends an event of `len` bytes at offset `at`, begun with `record_room`.
     #[inline(always)]
-    fn commit(&mut self, len: usize) {
-        self.pos += len;
+    fn commit(&mut self, at: usize, len: usize) {
+        self.pos = at + len;
         self.events += 1;
     }
 
     /// One singleton record with a compressed u32 value (Enter, Leave).
     #[inline(always)]
     pub fn write_u32_singleton(&mut self, time: u64, id: u8, value: u32) {
-        let out = self.record_room(REGION_EVENT_BOUND - TIMESTAMP_BOUND, time);
+        let (out, at) = self.record_room(REGION_EVENT_BOUND - TIMESTAMP_BOUND, time);
         out[0] = id;
         let len = 1 + put_cu32_at(&mut out[1..], value);
-        self.commit(len);
+        self.commit(at, len);
     }
 
     /// One record with a short, fixed payload written by `encode` into `out` (at least
@@ -246,11 +246,11 @@ impl<S: ChunkSink> TimedChunks<S> {
         id: u8,
         encode: impl FnOnce(&mut [u8]) -> usize,
     ) {
-        let out = self.record_room(2 + PAYLOAD_BOUND, time);
+        let (out, at) = self.record_room(2 + PAYLOAD_BOUND, time);
         out[0] = id;
         let len = encode(&mut out[2..]);
         out[1] = len as u8;
-        self.commit(2 + len);
+        self.commit(at, 2 + len);
     }
 
     /// `write_small` preceded by an attribute list of one UINT64 entry, encoded in place: the
@@ -267,7 +267,7 @@ impl<S: ChunkSink> TimedChunks<S> {
     ) {
         let record_bound =
             attribute_list_bound(1) + 1 + length_field_bound(PAYLOAD_BOUND) + PAYLOAD_BOUND;
-        let out = self.record_room(record_bound, time);
+        let (out, at) = self.record_room(record_bound, time);
         out[0] = super::ATTRIBUTE_LIST;
         let mut n = 2;
         n += put_cu32_at(&mut out[n..], 1);
@@ -279,7 +279,7 @@ impl<S: ChunkSink> TimedChunks<S> {
         out[n] = id;
         let len = encode(&mut out[n + 2..]);
         out[n + 1] = len as u8;
-        self.commit(n + 2 + len);
+        self.commit(at, n + 2 + len);
     }
 
     /// Any record, with an optional attribute list, in libotf2's framing: attribute list, id,
