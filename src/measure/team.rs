@@ -269,9 +269,18 @@ fn top_team_shape(k: u32) -> (u32, u32) {
 /// `TOP_TEAM_SIZE`); a size other than the one published for the same request turns
 /// predictions off (the runtime gives one thread to a request it gave several before when no
 /// level may be active: that changes nothing for workers).
+#[inline(always)]
 fn publish_top_team_size(size: u32) {
     let published = TOP_TEAM_SIZE.0.load(Ordering::Relaxed);
-    if published == size || SEVERAL_ROOTS.load(Ordering::Acquire) {
+    if published != size {
+        publish_changed_top_team_size(published, size);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn publish_changed_top_team_size(published: u32, size: u32) {
+    if SEVERAL_ROOTS.load(Ordering::Acquire) {
         return;
     }
     // Workers that took a published size of another team of several threads are in the wrong
@@ -528,7 +537,7 @@ pub fn join_team(
     let loc = unsafe { node.location.get() };
     #[cfg(debug_assertions)]
     loc.claim(thread.tid);
-    thread.saved.borrow_mut().push(Saved {
+    thread.push_saved(Saved {
         location: thread.location_ptr(),
         node: thread.node.get(),
         team: thread.team.get(),
@@ -545,8 +554,7 @@ pub fn join_team(
 
 /// Parallel_end: the calling thread goes back to what it was before the matching begin.
 pub fn leave_team(thread: &ThreadState) {
-    let saved = thread.saved.borrow_mut().pop();
-    if let Some(saved) = saved {
+    if let Some(saved) = thread.pop_saved() {
         // SAFETY: the position is still this thread's until the line below hands it back.
         if let Some(loc) = unsafe { saved.team_location.as_mut() } {
             loc.team = saved.team_before;

@@ -8,7 +8,7 @@
 //! a call to `__tls_get_addr` on every event. States are allocated on a thread's first call and
 //! never freed (finalize may look at the busy flag of any thread that ever recorded).
 
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, RefCell, UnsafeCell};
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
 use super::location::Location;
@@ -59,7 +59,8 @@ pub struct ThreadState {
     task_counter: Cell<u32>,
     /// The OS thread id, for the ThreadId attribute (read once).
     pub(crate) tid: u32,
-    pub(crate) saved: RefCell<Vec<Saved>>,
+    /// What the thread was before each team begin not ended yet (`push_saved`, `pop_saved`).
+    saved: UnsafeCell<Vec<Saved>>,
     pub(crate) position: Cell<Option<CachedPosition>>,
     /// Forks of this thread not joined yet.
     pub(crate) forks_open: Cell<u32>,
@@ -79,6 +80,22 @@ impl ThreadState {
 
     pub(crate) fn set_location(&self, location: *mut Location) {
         self.location.store(location, Ordering::Relaxed);
+    }
+
+    /// Remembers what this thread was before a team begin (restored by `pop_saved`).
+    #[inline(always)]
+    pub(crate) fn push_saved(&self, saved: Saved) {
+        // SAFETY: only this thread touches `saved`, and only here and in `pop_saved`, neither
+        // of which calls out while it holds the reference (a RefCell's flag costs every team
+        // begin and end a check and two stores).
+        unsafe { (*self.saved.get()).push(saved) }
+    }
+
+    /// What this thread was before its innermost team begin not ended yet.
+    #[inline(always)]
+    pub(crate) fn pop_saved(&self) -> Option<Saved> {
+        // SAFETY: see `push_saved`.
+        unsafe { (*self.saved.get()).pop() }
     }
 
     /// A fresh id for a task created by this thread: `(OpenMP thread number << 32) | counter`
@@ -127,7 +144,7 @@ fn create() -> &'static ThreadState {
         task: Cell::new(0),
         task_counter: Cell::new(1),
         tid,
-        saved: RefCell::new(Vec::new()),
+        saved: UnsafeCell::new(Vec::new()),
         position: Cell::new(None),
         forks_open: Cell::new(0),
         fork_restores: RefCell::new(Vec::new()),
