@@ -45,11 +45,20 @@ fn new_state() -> &'static LockState {
 
 /// The state of the lock at `lock`; locks never seen before (initialised outside the
 /// wrappers) are registered now.
+#[inline(always)]
 fn state(lock: usize) -> &'static LockState {
     let generation = GENERATION.load(Ordering::Acquire);
-    let cache = &super::thread::state().lock_cache;
+    super::thread::state().with_lock_cache(|cache| match cache[0] {
+        // The lock this thread used last (a loop on one lock, an unset after its set).
+        (addr, gen, Some(state)) if addr == lock && gen == generation => state,
+        _ => state_not_last(cache, lock, generation),
+    })
+}
+
+/// `state` for a lock other than the one in the first slot of the cache.
+#[inline(never)]
+fn state_not_last(cache: &mut LockCache, lock: usize, generation: u64) -> &'static LockState {
     let cached = cache
-        .borrow()
         .iter()
         .find(|(addr, gen, _)| *addr == lock && *gen == generation)
         .and_then(|e| e.2);
@@ -57,9 +66,8 @@ fn state(lock: usize) -> &'static LockState {
         return state;
     }
     let state = *LOCKS.lock().entry(lock).or_insert_with(new_state);
-    let mut c = cache.borrow_mut();
-    c.rotate_right(1);
-    c[0] = (lock, generation, Some(state));
+    cache.rotate_right(1);
+    cache[0] = (lock, generation, Some(state));
     state
 }
 

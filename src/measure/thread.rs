@@ -68,7 +68,7 @@ pub struct ThreadState {
     /// changed it (see `team.rs`).
     pub(crate) fork_restores: RefCell<Vec<(u32, i32)>>,
     /// The OpenMP locks this thread used last (see `locks.rs`).
-    pub(crate) lock_cache: RefCell<LockCache>,
+    lock_cache: UnsafeCell<LockCache>,
 }
 
 impl ThreadState {
@@ -96,6 +96,14 @@ impl ThreadState {
     pub(crate) fn pop_saved(&self) -> Option<Saved> {
         // SAFETY: see `push_saved`.
         unsafe { (*self.saved.get()).pop() }
+    }
+
+    /// Runs `f` on this thread's cache of lock states (`locks.rs`).
+    #[inline(always)]
+    pub(crate) fn with_lock_cache<R>(&self, f: impl FnOnce(&mut LockCache) -> R) -> R {
+        // SAFETY: only this thread touches its lock cache, and only through this function,
+        // whose callers in `locks.rs` never call it again from `f`.
+        f(unsafe { &mut *self.lock_cache.get() })
     }
 
     /// A fresh id for a task created by this thread: `(OpenMP thread number << 32) | counter`
@@ -148,7 +156,7 @@ fn create() -> &'static ThreadState {
         position: Cell::new(None),
         forks_open: Cell::new(0),
         fork_restores: RefCell::new(Vec::new()),
-        lock_cache: RefCell::new([(0, 0, None); CACHE_SLOTS]),
+        lock_cache: UnsafeCell::new([(0, 0, None); CACHE_SLOTS]),
     }));
     STATES.lock().push(StatePtr(state));
     set_slot(state as *const ThreadState as *mut ThreadState);
