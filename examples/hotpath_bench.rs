@@ -78,30 +78,41 @@ struct DriverRun<'a> {
     filter: &'a Path,
 }
 
-/// Runs the driver once and folds its figures into `best` (the minimum of each).
-fn run_driver(exe: &Path, run: &DriverRun, best: &mut Best) {
-    let out = Command::new(exe)
-        .arg(run.pairs.to_string())
-        .args(run.thread_counts.iter().map(usize::to_string))
-        .env("POMPTRACE_EXPERIMENT_DIRECTORY", run.trace)
-        .env("POMPTRACE_FILTERING_FILE", run.filter)
+/// Runs `driver` (arguments and settings given) with its trace in `trace`, lets `inspect`
+/// look at the trace, deletes it and returns the driver's standard output; the run must
+/// succeed.
+fn driver_output(driver: &mut Command, trace: &Path, inspect: impl FnOnce(&Path)) -> String {
+    let out = driver
+        .env("POMPTRACE_EXPERIMENT_DIRECTORY", trace)
         // cargo run's LD_LIBRARY_PATH may name an older copy in target/<profile>: the driver
         // must load the library it was linked with (its rpath).
         .env_remove("LD_LIBRARY_PATH")
         .output()
         .expect("run driver");
-    best.filtered_regions = best.filtered_regions.max(regions_named_in(
-        &run.trace.join("traces.otf2"),
-        "filtered.c",
-    ));
-    let _ = std::fs::remove_dir_all(run.trace);
-    let text = String::from_utf8_lossy(&out.stdout);
+    inspect(trace);
+    let _ = std::fs::remove_dir_all(trace);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
         "{} failed: {text}{}",
-        exe.display(),
+        Path::new(driver.get_program()).display(),
         String::from_utf8_lossy(&out.stderr)
     );
+    text
+}
+
+/// Runs the driver once and folds its figures into `best` (the minimum of each).
+fn run_driver(exe: &Path, run: &DriverRun, best: &mut Best) {
+    let mut driver = Command::new(exe);
+    driver
+        .arg(run.pairs.to_string())
+        .args(run.thread_counts.iter().map(usize::to_string))
+        .env("POMPTRACE_FILTERING_FILE", run.filter);
+    let text = driver_output(&mut driver, run.trace, |trace| {
+        best.filtered_regions = best
+            .filtered_regions
+            .max(regions_named_in(&trace.join("traces.otf2"), "filtered.c"));
+    });
     for line in text.lines() {
         if let Some(figures) = threads_line(line) {
             keep_threads_min(&mut best.threads, figures);
@@ -149,12 +160,12 @@ fn keep_threads_min(all: &mut Vec<(usize, f64, f64)>, (threads, pair, tsc): (usi
     }
 }
 
-/// Pairs per loop of the in-memory runs: each thread's three rounds of two events per pair
-/// (at most 12 bytes each with their TIMESTAMP record) fill at most half of the default event
-/// memory per thread, so that no chunk is written while the threads record.
 /// Runs of each in-memory loop (each a short process: more of them than of the long loops).
 const IN_MEMORY_RUNS: usize = 4;
 
+/// Pairs per loop of the in-memory runs: each thread's three rounds of two events per pair
+/// (at most 12 bytes each with their TIMESTAMP record) fill at most half of the default event
+/// memory per thread, so that no chunk is written while the threads record.
 fn in_memory_pairs() -> u64 {
     let buffer = pomptrace::measure::config::default_buffer_size() as u64;
     buffer / 2 / (3 * 2 * 12)
@@ -169,20 +180,9 @@ fn run_at_once(
     trace: &Path,
     best: &mut Vec<(usize, f64, f64)>,
 ) {
-    let out = Command::new(exe)
-        .args([pairs.to_string(), "--at-once".into(), threads.to_string()])
-        .env("POMPTRACE_EXPERIMENT_DIRECTORY", trace)
-        .env_remove("LD_LIBRARY_PATH")
-        .output()
-        .expect("run driver");
-    let _ = std::fs::remove_dir_all(trace);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{} failed: {text}{}",
-        exe.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let mut driver = Command::new(exe);
+    driver.args([pairs.to_string(), "--at-once".into(), threads.to_string()]);
+    let text = driver_output(&mut driver, trace, |_| {});
     let figures = text.lines().find_map(threads_line).unwrap_or_else(|| {
         panic!(
             "no threads= line in the output of {}: {text}",
