@@ -241,7 +241,7 @@ pub fn resolve(
     let (level, thread_num) = openmp::level_and_thread_num();
     let position = match cached_position(thread, root, level, thread_num) {
         Some(hit) => hit,
-        None => resolve_by_walking(thread, root, root_team, factory, level),
+        None => resolve_by_walking(thread, root, root_team, factory, level, thread_num),
     };
     if level == 1 && position.2 == 0 {
         publish_top_team_size(position.1.size);
@@ -366,6 +366,7 @@ fn resolve_by_walking(
     root_team: &'static Team,
     factory: &dyn Factory,
     level: u32,
+    thread_num: u32,
 ) -> (&'static Node, &'static Team, u32) {
     let mut ancestry = [(0u32, 0u32); CACHED_LEVELS];
     let mut node = root;
@@ -391,7 +392,7 @@ fn resolve_by_walking(
     let k = if level == 0 {
         0
     } else {
-        openmp::thread_num().min(team.size.saturating_sub(1))
+        thread_num.min(team.size.saturating_sub(1))
     };
     if level as usize <= CACHED_LEVELS {
         thread.position.set(Some(CachedPosition {
