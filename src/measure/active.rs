@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use super::location::Location;
 use super::thread::{self, ThreadState};
 use super::{
-    hot, started, warn, Measurement, HOT, HOT_MEMBARRIER, HOT_METRICS, HOT_RECORDING, HOT_RUNNING,
-    HOT_TSC,
+    hot, started, warn, Measurement, HOT, HOT_ENDED, HOT_MEMBARRIER, HOT_METRICS, HOT_RECORDING,
+    HOT_RUNNING, HOT_TSC,
 };
 
 /// A thread inside a call that touches its location (see the module documentation). Two
@@ -83,8 +83,9 @@ pub fn active(start: bool) -> Option<Active> {
     // compiler fence suffices and the value read after it stands; without it, the real fence
     // comes first and the word is read again after it.
     std::sync::atomic::compiler_fence(Ordering::SeqCst);
+    // A measurement that ended (HOT_ENDED, final) records nothing, so it needs no fence.
     let mut word = hot();
-    if word & HOT_MEMBARRIER == 0 {
+    if word & (HOT_MEMBARRIER | HOT_ENDED) == 0 {
         std::sync::atomic::fence(Ordering::SeqCst);
         word = hot();
     }
@@ -92,7 +93,7 @@ pub fn active(start: bool) -> Option<Active> {
         return Some(Active { thread, hot: word });
     }
     thread.busy.store(false, Ordering::Release);
-    if start {
+    if start && word & HOT_ENDED == 0 {
         start_and_retry()
     } else {
         None

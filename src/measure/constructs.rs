@@ -125,11 +125,19 @@ pub(super) fn record(a: Option<Active>, f: impl FnOnce(&mut Location, u64)) {
 // out of line but the encoder's own rare cases; everything else (measurement not running or
 // to be started, recording off, another clock, metrics, a thread without state or location,
 // membarrier not registered yet) takes the general path, out of line. Both record the same.
+// A measurement that has ended (disabled, finished) skips the general path too, checked only
+// after the fast path missed.
+
+/// Whether the measurement has ended for good (`HOT_ENDED`): nothing will be recorded.
+#[inline(always)]
+fn ended() -> bool {
+    super::hot() & super::HOT_ENDED != 0
+}
 
 /// One Enter of `region`, if recording; `start`: the call may start the measurement.
 #[inline(always)]
 fn enter(start: bool, region: u32) {
-    if region != NO_REGION && !enter_fast(region) {
+    if region != NO_REGION && !enter_fast(region) && !ended() {
         enter_general(start, region);
     }
 }
@@ -160,7 +168,7 @@ fn enter_general(start: bool, region: u32) {
 /// One Leave of `region`, if recording.
 #[inline(always)]
 fn leave(region: u32) {
-    if region != NO_REGION && !leave_fast(region) {
+    if region != NO_REGION && !leave_fast(region) && !ended() {
         leave_general(region);
     }
 }
@@ -349,7 +357,9 @@ pub fn wait_enter(region: u32) -> i64 {
         return old;
     }
     let old = tasks::current();
-    enter_general(true, region);
+    if !ended() {
+        enter_general(true, region);
+    }
     old
 }
 
@@ -367,7 +377,11 @@ pub fn wait_exit(region: u32, old: i64) {
     if region == NO_REGION {
         tasks::set_current(old);
     } else if !wait_exit_fast(region, old) {
-        wait_exit_general(region, old);
+        if ended() {
+            tasks::set_current(old);
+        } else {
+            wait_exit_general(region, old);
+        }
     }
 }
 

@@ -67,6 +67,10 @@ pub(crate) const HOT_TSC: u8 = 4;
 pub(crate) const HOT_MEMBARRIER: u8 = 8;
 /// Enter and Leave carry synchronous metric values (`metrics::synchronous()`).
 pub(crate) const HOT_METRICS: u8 = 16;
+/// The measurement is over for this process (finished, disabled, or a forked child). Final, so
+/// a call that sees it needs neither a fence nor the start path: with `POMPTRACE_ENABLE=0` every
+/// call costs a few instructions instead of a real fence and two calls into the start path.
+pub(crate) const HOT_ENDED: u8 = 32;
 
 #[inline(always)]
 pub(crate) fn hot() -> u8 {
@@ -75,8 +79,8 @@ pub(crate) fn hot() -> u8 {
 
 /// Recomputes `HOT` after `STATE` or `RECORDING` changed.
 fn update_hot() {
-    let running = STATE.load(Ordering::Acquire) == RUNNING;
-    let value = if running {
+    let state = STATE.load(Ordering::Acquire);
+    let value = if state == RUNNING {
         HOT_RUNNING
             | if clock::is_tsc() { HOT_TSC } else { 0 }
             | if metrics::synchronous() {
@@ -89,6 +93,8 @@ fn update_hot() {
             } else {
                 0
             }
+    } else if matches!(state, FINISHED | DISABLED) {
+        HOT_ENDED
     } else {
         0
     };
@@ -180,6 +186,7 @@ fn start_slow() -> Option<&'static Measurement> {
     let config = Config::from_env(|m| warn(&m));
     if !config.enabled {
         STATE.store(DISABLED, Ordering::Release);
+        update_hot();
         return None;
     }
     active::register_membarrier_if_alone();
@@ -190,6 +197,7 @@ fn start_slow() -> Option<&'static Measurement> {
         Err(message) => {
             warn(&format!("{message}; nothing will be recorded"));
             STATE.store(DISABLED, Ordering::Release);
+            update_hot();
             return None;
         }
     };
@@ -632,6 +640,7 @@ pub(super) fn finalize_with_status(exit_status: i64) {
         if STATE.load(Ordering::Acquire) == NOT_STARTED {
             // Finalize before any event: nothing to write, and nothing may start afterwards.
             STATE.store(FINISHED, Ordering::Release);
+            update_hot();
         }
         return;
     }

@@ -62,7 +62,7 @@ pub(super) fn register_fork_handler() {
     extern "C" fn in_child() {
         // Only atomic stores: async-signal-safe, as a child of a threaded process requires.
         STATE.store(DISABLED, Ordering::Release);
-        super::HOT.store(0, Ordering::Release);
+        super::HOT.store(super::HOT_ENDED, Ordering::Release);
         SIGNAL_WRITER_READY.store(false, Ordering::Release);
         // SAFETY: `prepare` locked these on the thread that is now the child's only one.
         unsafe {

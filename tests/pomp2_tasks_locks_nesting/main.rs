@@ -27,6 +27,7 @@ mod support;
 
 mod analysis;
 mod check_rejections;
+mod disabled;
 mod harness;
 mod locks;
 mod nesting;
