@@ -45,6 +45,11 @@ impl Active {
     pub fn now_after_acquiring(&self) -> u64 {
         super::clock::now_after_with(self.hot & HOT_TSC != 0)
     }
+    /// Whether Enter and Leave carry synchronous metric values (`metrics::synchronous()`).
+    #[inline(always)]
+    pub fn metrics(&self) -> bool {
+        self.hot & HOT_METRICS != 0
+    }
     /// Whether events other than the team structure are recorded (POMP2_On/Off).
     #[inline(always)]
     pub fn recording(&self) -> bool {

@@ -241,9 +241,11 @@ pub fn parallel_begin(c: Option<&Construct>) {
         thread.task.set(tasks::implicit(loc.number));
     }
     let t = a.now();
-    loc.thread_team_begin(t, thread.tid, team.comm);
-    if let Some(region) = c.map(|c| c.parallel).filter(|&r| r != NO_REGION) {
-        loc.enter(t, region);
+    match c.map(|c| c.parallel).filter(|&r| r != NO_REGION) {
+        Some(region) => {
+            loc.thread_team_begin_and_enter(t, thread.tid, team.comm, region, a.metrics())
+        }
+        None => loc.thread_team_begin(t, thread.tid, team.comm),
     }
 }
 
@@ -253,12 +255,14 @@ pub fn parallel_end(c: Option<&Construct>) {
     if let Some(a) = active(false) {
         let loc = location(&a);
         let t = a.now();
-        if let Some(region) = c.map(|c| c.parallel).filter(|&r| r != NO_REGION) {
-            loc.leave(t, region);
-        }
-        let team = loc.team;
-        if let Some(w) = loc.writer() {
-            w.thread_team_end(t, team);
+        match c.map(|c| c.parallel).filter(|&r| r != NO_REGION) {
+            Some(region) => loc.leave_and_thread_team_end(t, region, a.metrics()),
+            None => {
+                let team = loc.team;
+                if let Some(w) = loc.writer() {
+                    w.thread_team_end(t, team);
+                }
+            }
         }
     }
     team::leave_team(thread);

@@ -4,7 +4,9 @@
 
 use std::cell::UnsafeCell;
 
-use crate::otf2::{AttributeList, BackgroundSink, Event, EventWriter, Paradigm, TypedValue};
+use crate::otf2::{
+    AttributeList, BackgroundSink, Event, EventWriter, Paradigm, PreparedRecords, TypedValue,
+};
 
 /// The one attribute definition of a trace: the OS thread id behind a location at ProgramBegin
 /// and at every ThreadTeamBegin (UINT64, defined at the end of the measurement).
@@ -21,6 +23,14 @@ pub struct Location {
     open: Vec<u32>,
     /// The thread team this location currently works in (its Comm id).
     pub team: u32,
+    /// The records of this location's last team begin (ThreadTeamBegin and the Enter of the
+    /// parallel region) and end (the Leave and ThreadTeamEnd), and what they were written for:
+    /// (OS thread id, team, region) and (region, team). A thread that begins and ends the same
+    /// team position region after region writes them again with one copy each.
+    team_begin: PreparedRecords,
+    team_begin_key: (u32, u32, u32),
+    team_end: PreparedRecords,
+    team_end_key: (u32, u32),
     /// The OS thread recording into this location now (debug builds check that no two do).
     #[cfg(debug_assertions)]
     writer_thread: std::sync::atomic::AtomicU32,
@@ -46,6 +56,10 @@ impl LocationCell {
             writer: Some(writer),
             open: Vec::with_capacity(64),
             team,
+            team_begin: PreparedRecords::new(),
+            team_begin_key: (0, 0, 0),
+            team_end: PreparedRecords::new(),
+            team_end_key: (0, 0),
             #[cfg(debug_assertions)]
             writer_thread: std::sync::atomic::AtomicU32::new(0),
         }))
@@ -59,6 +73,10 @@ impl LocationCell {
             writer: None,
             open: Vec::new(),
             team: u32::MAX,
+            team_begin: PreparedRecords::new(),
+            team_begin_key: (0, 0, 0),
+            team_end: PreparedRecords::new(),
+            team_end_key: (0, 0),
             #[cfg(debug_assertions)]
             writer_thread: std::sync::atomic::AtomicU32::new(0),
         }))
@@ -194,6 +212,83 @@ impl Location {
     pub fn thread_team_begin(&mut self, time: u64, tid: u32, team: u32) {
         if let Some(w) = self.writer.as_mut() {
             w.thread_team_begin_with_u64_attribute(time, team, THREAD_ID_ATTRIBUTE, tid as u64);
+        }
+    }
+
+    /// ThreadTeamBegin (as `thread_team_begin`) and the Enter of the team's parallel `region`,
+    /// at one time; `metrics`: synchronous metrics are on (as `enter_with`). The same records as
+    /// written one by one, from the prepared bytes of the last begin when they still apply.
+    #[inline(always)]
+    pub fn thread_team_begin_and_enter(
+        &mut self,
+        time: u64,
+        tid: u32,
+        team: u32,
+        region: u32,
+        metrics: bool,
+    ) {
+        if !metrics && self.team_begin_key == (tid, team, region) {
+            if let Some(w) = self.writer.as_mut() {
+                if w.write_prepared(time, &self.team_begin) {
+                    self.open.push(region);
+                    return;
+                }
+            }
+        }
+        self.thread_team_begin_and_enter_one_by_one(time, tid, team, region, metrics);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn thread_team_begin_and_enter_one_by_one(
+        &mut self,
+        time: u64,
+        tid: u32,
+        team: u32,
+        region: u32,
+        metrics: bool,
+    ) {
+        self.thread_team_begin(time, tid, team);
+        self.enter_with(time, region, metrics);
+        if self.team_begin_key != (tid, team, region) || self.team_begin.events() == 0 {
+            let mut prepared = PreparedRecords::new();
+            prepared
+                .thread_team_begin_with_u64_attribute(team, THREAD_ID_ATTRIBUTE, tid as u64)
+                .enter(region);
+            self.team_begin = prepared;
+            self.team_begin_key = (tid, team, region);
+        }
+    }
+
+    /// The Leave of the team's parallel `region` (as `leave_with`) and ThreadTeamEnd of the
+    /// team this location works in, at one time; prepared as `thread_team_begin_and_enter`.
+    #[inline(always)]
+    pub fn leave_and_thread_team_end(&mut self, time: u64, region: u32, metrics: bool) {
+        let team = self.team;
+        if !metrics && self.team_end_key == (region, team) && self.open.last() == Some(&region) {
+            if let Some(w) = self.writer.as_mut() {
+                if w.write_prepared(time, &self.team_end) {
+                    self.open.pop();
+                    return;
+                }
+            }
+        }
+        self.leave_and_thread_team_end_one_by_one(time, region, metrics);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn leave_and_thread_team_end_one_by_one(&mut self, time: u64, region: u32, metrics: bool) {
+        let team = self.team;
+        self.leave_with(time, region, metrics);
+        if let Some(w) = self.writer.as_mut() {
+            w.thread_team_end(time, team);
+        }
+        if self.team_end_key != (region, team) || self.team_end.events() == 0 {
+            let mut prepared = PreparedRecords::new();
+            prepared.leave(region).thread_team_end(team);
+            self.team_end = prepared;
+            self.team_end_key = (region, team);
         }
     }
 

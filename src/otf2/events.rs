@@ -20,6 +20,169 @@ use super::TIMESTAMP;
 const TIMESTAMP_BOUND: usize = 9;
 /// Room for Enter/Leave: timestamp + id + compressed u32 (no length field).
 const REGION_EVENT_BOUND: usize = TIMESTAMP_BOUND + 1 + 5;
+/// Room for an Enter/Leave record itself (id + compressed u32).
+const U32_SINGLETON_BOUND: usize = REGION_EVENT_BOUND - TIMESTAMP_BOUND;
+
+/// Room for a record with a short payload of at most `payload_bound` bytes (< 255): id, length
+/// byte, payload.
+const fn small_bound(payload_bound: usize) -> usize {
+    2 + payload_bound
+}
+
+/// Room for a one-entry UINT64 attribute list and the record (as `small_bound`) it precedes.
+fn small_with_u64_attribute_bound(payload_bound: usize) -> usize {
+    attribute_list_bound(1) + 1 + length_field_bound(payload_bound) + payload_bound
+}
+
+/// A singleton record with a compressed u32 value into `out`; returns the bytes used.
+#[inline(always)]
+fn encode_u32_singleton(out: &mut [u8], id: u8, value: u32) -> usize {
+    out[0] = id;
+    1 + put_cu32_at(&mut out[1..], value)
+}
+
+/// A record with a short payload (written by `encode`, which returns its length) into `out`;
+/// returns the bytes used.
+#[inline(always)]
+fn encode_small(out: &mut [u8], id: u8, encode: impl FnOnce(&mut [u8]) -> usize) -> usize {
+    out[0] = id;
+    let len = encode(&mut out[2..]);
+    out[1] = len as u8;
+    2 + len
+}
+
+/// A one-entry UINT64 attribute list, then the record `encode_small` writes, into `out`; the
+/// same bytes as libotf2's framing of such a list. Returns the bytes used.
+#[inline(always)]
+fn encode_small_with_u64_attribute(
+    out: &mut [u8],
+    attribute: u32,
+    value: u64,
+    id: u8,
+    encode: impl FnOnce(&mut [u8]) -> usize,
+) -> usize {
+    out[0] = super::ATTRIBUTE_LIST;
+    let mut n = 2;
+    n += put_cu32_at(&mut out[n..], 1);
+    n += put_cu32_at(&mut out[n..], attribute);
+    out[n] = Type::UINT64.0;
+    n += 1;
+    n += put_cu64_at(&mut out[n..], value);
+    out[1] = (n - 2) as u8;
+    n + encode_small(&mut out[n..], id, encode)
+}
+
+/// Payload bound of ThreadTeamBegin/End: a compressed u32 (the team's Comm).
+const TEAM_PAYLOAD_BOUND: usize = 5;
+
+/// The largest set of records a `PreparedRecords` holds (also the size of its copy).
+pub const PREPARED_CAPACITY: usize = 48;
+
+/// A few records that encode to the same bytes every time (the same ids, references and
+/// attribute values; only their time differs), kept to be written again at a later time with
+/// one room check and one copy (`EventWriter::write_prepared`). A thread that begins the same
+/// team position region after region writes the same team begin and Enter each time.
+#[derive(Clone)]
+pub struct PreparedRecords {
+    bytes: [u8; PREPARED_CAPACITY],
+    len: u8,
+    /// Records held; 0 also for a set given up (a record did not fit).
+    events: u8,
+    /// What libotf2's rule, applied record by record, reserves for these records: each one's
+    /// TIMESTAMP room and its own bound. A chunk with this much room after a TIMESTAMP would
+    /// have taken all of them.
+    reserved: u16,
+    /// `reserved`, but never less than the copy `write_prepared` makes.
+    room: u16,
+    given_up: bool,
+}
+
+impl Default for PreparedRecords {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl PreparedRecords {
+    /// No records: `write_prepared` refuses it.
+    pub const fn new() -> Self {
+        Self {
+            bytes: [0; PREPARED_CAPACITY],
+            len: 0,
+            events: 0,
+            reserved: 0,
+            room: PREPARED_CAPACITY as u16,
+            given_up: false,
+        }
+    }
+
+    /// The bytes of the records prepared so far.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes[..self.len as usize]
+    }
+
+    /// Records held (0 for a set given up).
+    pub fn events(&self) -> u8 {
+        self.events
+    }
+
+    /// Appends one record of at most `bound` bytes, written by `encode`. A record that does not
+    /// fit gives the whole set up: it is never written prepared, and the caller writes its
+    /// records one by one.
+    fn append(&mut self, bound: usize, encode: impl FnOnce(&mut [u8]) -> usize) -> &mut Self {
+        let at = self.len as usize;
+        if self.given_up || at + bound > PREPARED_CAPACITY {
+            *self = Self::new();
+            self.given_up = true;
+            return self;
+        }
+        let used = encode(&mut self.bytes[at..at + bound]);
+        self.len = (at + used) as u8;
+        self.events += 1;
+        self.reserved += (TIMESTAMP_BOUND + bound) as u16;
+        self.room = self.reserved.max(PREPARED_CAPACITY as u16);
+        self
+    }
+
+    /// An Enter (as `EventWriter::enter`).
+    pub fn enter(&mut self, region: u32) -> &mut Self {
+        self.append(U32_SINGLETON_BOUND, |out| {
+            encode_u32_singleton(out, event_id::ENTER, region)
+        })
+    }
+
+    /// A Leave (as `EventWriter::leave`).
+    pub fn leave(&mut self, region: u32) -> &mut Self {
+        self.append(U32_SINGLETON_BOUND, |out| {
+            encode_u32_singleton(out, event_id::LEAVE, region)
+        })
+    }
+
+    /// As `EventWriter::thread_team_begin_with_u64_attribute`.
+    pub fn thread_team_begin_with_u64_attribute(
+        &mut self,
+        team: u32,
+        attribute: u32,
+        value: u64,
+    ) -> &mut Self {
+        self.append(small_with_u64_attribute_bound(TEAM_PAYLOAD_BOUND), |out| {
+            encode_small_with_u64_attribute(
+                out,
+                attribute,
+                value,
+                event_id::THREAD_TEAM_BEGIN,
+                |out| put_cu32_at(out, team),
+            )
+        })
+    }
+
+    /// As `EventWriter::thread_team_end`.
+    pub fn thread_team_end(&mut self, team: u32) -> &mut Self {
+        self.append(small_bound(TEAM_PAYLOAD_BOUND), |out| {
+            encode_small(out, event_id::THREAD_TEAM_END, |out| put_cu32_at(out, team))
+        })
+    }
+}
 
 /// A timed, chunked record stream: the part event and snapshot files share.
 pub struct TimedChunks<S: ChunkSink> {
@@ -231,9 +394,8 @@ impl<S: ChunkSink> TimedChunks<S> {
     /// One singleton record with a compressed u32 value (Enter, Leave).
     #[inline(always)]
     pub fn write_u32_singleton(&mut self, time: u64, id: u8, value: u32) {
-        let (out, at) = self.record_room(REGION_EVENT_BOUND - TIMESTAMP_BOUND, time);
-        out[0] = id;
-        let len = 1 + put_cu32_at(&mut out[1..], value);
+        let (out, at) = self.record_room(U32_SINGLETON_BOUND, time);
+        let len = encode_u32_singleton(out, id, value);
         self.commit(at, len);
     }
 
@@ -246,11 +408,9 @@ impl<S: ChunkSink> TimedChunks<S> {
         id: u8,
         encode: impl FnOnce(&mut [u8]) -> usize,
     ) {
-        let (out, at) = self.record_room(2 + PAYLOAD_BOUND, time);
-        out[0] = id;
-        let len = encode(&mut out[2..]);
-        out[1] = len as u8;
-        self.commit(at, 2 + len);
+        let (out, at) = self.record_room(small_bound(PAYLOAD_BOUND), time);
+        let len = encode_small(out, id, encode);
+        self.commit(at, len);
     }
 
     /// `write_small` preceded by an attribute list of one UINT64 entry, encoded in place: the
@@ -265,21 +425,41 @@ impl<S: ChunkSink> TimedChunks<S> {
         id: u8,
         encode: impl FnOnce(&mut [u8]) -> usize,
     ) {
-        let record_bound =
-            attribute_list_bound(1) + 1 + length_field_bound(PAYLOAD_BOUND) + PAYLOAD_BOUND;
-        let (out, at) = self.record_room(record_bound, time);
-        out[0] = super::ATTRIBUTE_LIST;
-        let mut n = 2;
-        n += put_cu32_at(&mut out[n..], 1);
-        n += put_cu32_at(&mut out[n..], attribute);
-        out[n] = Type::UINT64.0;
-        n += 1;
-        n += put_cu64_at(&mut out[n..], value);
-        out[1] = (n - 2) as u8;
-        out[n] = id;
-        let len = encode(&mut out[n + 2..]);
-        out[n + 1] = len as u8;
-        self.commit(at, n + 2 + len);
+        let (out, at) = self.record_room(small_with_u64_attribute_bound(PAYLOAD_BOUND), time);
+        let len = encode_small_with_u64_attribute(out, attribute, value, id, encode);
+        self.commit(at, len);
+    }
+
+    /// Writes `prepared` at `time` if that gives the bytes and chunk breaks writing its records
+    /// one by one would give: the time is later than the last one (so each set of records
+    /// starts with its own TIMESTAMP, as one by one), and the chunk has the room libotf2's rule
+    /// would reserve for them one by one (so no record would have started a new chunk). False,
+    /// with nothing written, otherwise: the caller then writes the records one by one.
+    #[inline(always)]
+    pub fn write_prepared(&mut self, time: u64, prepared: &PreparedRecords) -> bool {
+        let pos = self.pos;
+        if time <= self.last_time
+            || prepared.events == 0
+            || pos + TIMESTAMP_BOUND + prepared.room as usize >= self.chunk.len()
+        {
+            return false;
+        }
+        self.last_time = time;
+        self.chunk_has_timestamp = true;
+        // SAFETY: `pos + TIMESTAMP_BOUND + room < len`, checked above, and `room` is at least
+        // PREPARED_CAPACITY (`PreparedRecords::append` keeps it so).
+        let out = unsafe {
+            self.chunk
+                .get_unchecked_mut(pos..pos + TIMESTAMP_BOUND + PREPARED_CAPACITY)
+        };
+        out[0] = TIMESTAMP;
+        out[1..TIMESTAMP_BOUND].copy_from_slice(&time.to_le_bytes());
+        // The whole array: a fixed-size copy is a few vector stores, a `len`-byte one a call;
+        // the bytes past `len` are overwritten by the next record or the chunk's padding.
+        out[TIMESTAMP_BOUND..].copy_from_slice(&prepared.bytes);
+        self.pos = pos + TIMESTAMP_BOUND + prepared.len as usize;
+        self.events += prepared.events as u64;
+        true
     }
 
     /// Any record, with an optional attribute list, in libotf2's framing: attribute list, id,
@@ -439,7 +619,7 @@ impl<S: ChunkSink> EventWriter<S> {
     #[inline(always)]
     pub fn thread_team_begin(&mut self, time: u64, team: u32) {
         self.chunks
-            .write_small::<5>(time, event_id::THREAD_TEAM_BEGIN, |out| {
+            .write_small::<TEAM_PAYLOAD_BOUND>(time, event_id::THREAD_TEAM_BEGIN, |out| {
                 put_cu32_at(out, team)
             });
     }
@@ -453,19 +633,27 @@ impl<S: ChunkSink> EventWriter<S> {
         attribute: u32,
         value: u64,
     ) {
-        self.chunks.write_small_with_u64_attribute::<5>(
-            time,
-            attribute,
-            value,
-            event_id::THREAD_TEAM_BEGIN,
-            |out| put_cu32_at(out, team),
-        );
+        self.chunks
+            .write_small_with_u64_attribute::<TEAM_PAYLOAD_BOUND>(
+                time,
+                attribute,
+                value,
+                event_id::THREAD_TEAM_BEGIN,
+                |out| put_cu32_at(out, team),
+            );
+    }
+
+    /// Records prepared earlier, at `time` (see `TimedChunks::write_prepared`); false, with
+    /// nothing written, when they must be written one by one.
+    #[inline(always)]
+    pub fn write_prepared(&mut self, time: u64, prepared: &PreparedRecords) -> bool {
+        self.chunks.write_prepared(time, prepared)
     }
 
     #[inline(always)]
     pub fn thread_team_end(&mut self, time: u64, team: u32) {
         self.chunks
-            .write_small::<5>(time, event_id::THREAD_TEAM_END, |out| {
+            .write_small::<TEAM_PAYLOAD_BOUND>(time, event_id::THREAD_TEAM_END, |out| {
                 put_cu32_at(out, team)
             });
     }
@@ -612,5 +800,84 @@ mod tests {
         let (fast, generic) = (run(true), run(false));
         assert!(fast.len() > 3 * 4096, "the test must cross chunk breaks");
         assert_eq!(fast, generic);
+    }
+
+    /// Prepared records give the bytes, chunk breaks and event counts of the same records
+    /// written one by one: at every offset before a chunk's end, at a time that is not later
+    /// than the last one, and with values of every compressed length.
+    #[test]
+    fn prepared_records_match_the_records_written_one_by_one() {
+        let values = [0u64, 1, 127, 128, 70_000, u32::MAX as u64 + 5, u64::MAX];
+        let run = |use_prepared: bool| {
+            let mut w = EventWriter::new(4096, VecSink::default());
+            let (mut prepared_sets, mut one_by_one) = (0, 0);
+            for i in 0..3000u64 {
+                let tid = values[i as usize % values.len()];
+                let team = (i % 300) as u32;
+                let region = (i * 7919 % 100_000) as u32;
+                // Fillers of 2 to 6 bytes move the next set across every offset near a
+                // chunk's end.
+                w.enter(4 * i, (1u32 << (i % 5 * 7)) - 1);
+                // Every 11th set at the filler's time: no TIMESTAMP of its own.
+                let time = if i % 11 == 0 { 4 * i } else { 4 * i + 1 };
+                let mut begin = PreparedRecords::new();
+                begin
+                    .thread_team_begin_with_u64_attribute(team, 0, tid)
+                    .enter(region);
+                let mut end = PreparedRecords::new();
+                end.leave(region).thread_team_end(team);
+                assert_eq!((begin.events(), end.events()), (2, 2));
+                if use_prepared && w.write_prepared(time, &begin) {
+                    prepared_sets += 1;
+                } else {
+                    w.thread_team_begin_with_u64_attribute(time, team, 0, tid);
+                    w.enter(time, region);
+                    one_by_one += 1;
+                }
+                if use_prepared && w.write_prepared(time + 2, &end) {
+                    prepared_sets += 1;
+                } else {
+                    w.leave(time + 2, region);
+                    w.thread_team_end(time + 2, team);
+                    one_by_one += 1;
+                }
+            }
+            let events = w.events();
+            let (sink, result) = w.finish();
+            result.unwrap();
+            (sink.bytes, events, prepared_sets, one_by_one)
+        };
+        let (prepared, events, prepared_sets, fallbacks) = run(true);
+        let (one_by_one, one_by_one_events, _, _) = run(false);
+        assert!(
+            prepared.len() > 20 * 4096,
+            "the test must cross many chunk breaks"
+        );
+        assert!(
+            prepared_sets > 4000,
+            "{prepared_sets} sets written prepared"
+        );
+        // Sets at a time not later than the last, and near every chunk's end.
+        assert!(fallbacks > 300, "{fallbacks} sets written one by one");
+        assert_eq!(events, one_by_one_events);
+        assert!(prepared == one_by_one, "the bytes differ");
+    }
+
+    /// A set whose records exceed the capacity is given up: never written prepared.
+    #[test]
+    fn prepared_records_past_the_capacity_are_given_up() {
+        let mut p = PreparedRecords::new();
+        // Enters of a 4-byte region id: 6 bytes each, their bound.
+        for n in 1..=PREPARED_CAPACITY / 6 {
+            p.enter(0x1234_5678);
+            assert_eq!((p.events() as usize, p.bytes().len()), (n, 6 * n));
+        }
+        p.enter(0x1234_5678);
+        assert_eq!((p.events(), p.bytes().len()), (0, 0));
+        p.enter(1);
+        assert_eq!(p.events(), 0, "a set given up stays given up");
+        let mut w = EventWriter::new(4096, VecSink::default());
+        assert!(!w.write_prepared(1, &p));
+        assert_eq!(w.events(), 0);
     }
 }
