@@ -16,14 +16,15 @@
 //! are slots of one region of transparent huge pages where the kernel has them
 //! ([`super::chunk_buffer`]: a seventh of that cost), and where it can, the producer does not
 //! touch fresh memory at all:
-//! once its first chunk is full, a sink keeps one buffer of its pool in preparation on a second
-//! thread, which faults its pages in (`MADV_POPULATE_WRITE`) and hands it back, and the producer
-//! continues in that buffer when its chunk is full. That thread runs in the idle scheduling
+//! once its first chunk is full, a sink keeps two buffers of its pool in preparation on a
+//! second thread, which faults their pages in (`MADV_POPULATE_WRITE`) and hands them back, and
+//! the producer continues in one of them when its chunk is full. That thread runs in the idle scheduling
 //! class, so it only uses a core nobody else wants (one thread of a one-thread program, or the
 //! cores of threads waiting at a barrier): with every core busy it falls behind, and a buffer
 //! whose preparation has not come back in time is not waited for: the producer takes a fresh
-//! one, as without preparation, and the late one is freed (so the pool may exceed its size by
-//! one buffer for that moment). A run that never fills a chunk never prepares one: a starved
+//! one, as without preparation; while the pool may grow, the late one is used next, and once it
+//! may not, it is freed when it comes (so the pool may exceed its size by one buffer for that
+//! moment). A run that never fills a chunk never prepares one: a starved
 //! idle-class thread with work left would hold up the process's exit.
 //!
 //! The sinks of one writer may share a limit on the buffers they allocate
@@ -189,7 +190,7 @@ impl BackgroundWriter {
             }),
             free: free_rx,
             prepared: prepared_rx,
-            preparing: false,
+            preparing: 0,
             orphaned: 0,
             chunk_size,
             // The producer's first buffer is its own (a thread that records little touches few
@@ -262,8 +263,8 @@ pub struct BackgroundSink {
     target: Arc<Target>,
     free: Receiver<ChunkBuffer>,
     prepared: Receiver<ChunkBuffer>,
-    /// A buffer of the pool is being prepared on the preparing thread.
-    preparing: bool,
+    /// Buffers of the pool being prepared on the preparing thread (at most `PREPARE_AHEAD`).
+    preparing: usize,
     /// Prepared buffers that came too late and were replaced by fresh ones (freed on arrival).
     orphaned: usize,
     chunk_size: usize,
@@ -357,23 +358,26 @@ impl BackgroundSink {
         true
     }
 
-    /// Puts one more buffer of the pool in preparation, unless one is already (or a late one
-    /// is still to come) or the pool is used up.
+    /// Puts buffers of the pool in preparation until `PREPARE_AHEAD` are, unless a late one
+    /// is still to come or the pool is used up.
     fn prepare_next(&mut self) {
-        if self.preparing || self.orphaned > 0 || self.preparations.is_none() || !self.may_grow() {
-            return;
-        }
-        self.preparing = true;
-        let job = Preparation {
-            target: self.target.clone(),
-            buffer: self.fresh_buffer(),
-        };
-        let Some(preparations) = &self.preparations else {
-            return;
-        };
-        if let Err(mpsc::SendError(Preparation { target, buffer })) = preparations.send(job) {
-            // The preparing thread is gone: the buffer is simply used as it is.
-            let _ = target.prepared.send(buffer);
+        while self.preparing < PREPARE_AHEAD
+            && self.orphaned == 0
+            && self.preparations.is_some()
+            && self.may_grow()
+        {
+            self.preparing += 1;
+            let job = Preparation {
+                target: self.target.clone(),
+                buffer: self.fresh_buffer(),
+            };
+            let Some(preparations) = &self.preparations else {
+                return;
+            };
+            if let Err(mpsc::SendError(Preparation { target, buffer })) = preparations.send(job) {
+                // The preparing thread is gone: the buffer is simply used as it is.
+                let _ = target.prepared.send(buffer);
+            }
         }
     }
 
@@ -384,7 +388,7 @@ impl BackgroundSink {
                 self.orphaned -= 1;
                 continue;
             }
-            self.preparing = false;
+            self.preparing -= 1;
             return Some(buffer);
         }
         None
@@ -407,9 +411,9 @@ impl BackgroundSink {
         if self.may_grow() {
             return self.fresh_buffer();
         }
-        if self.preparing {
-            // Its preparation has not come back: a fresh buffer now rather than a wait.
-            self.preparing = false;
+        if self.preparing > 0 {
+            // No preparation has come back: a fresh buffer now rather than a wait.
+            self.preparing -= 1;
             self.orphaned += 1;
             return self.fresh_buffer();
         }
@@ -435,6 +439,13 @@ impl BackgroundSink {
         buffer
     }
 }
+
+/// Buffers a sink keeps in preparation. With one, a preparation that took about as long as
+/// the producer takes to fill a chunk (on the development VM, faulting fresh memory in is
+/// several times slower in some periods of the host than in others) came back late every so
+/// often, and the producer then faulted a whole fresh buffer in itself; two give the
+/// preparing thread a chunk's time of slack.
+const PREPARE_AHEAD: usize = 2;
 
 /// Starts the preparing thread in the idle scheduling class (Linux; elsewhere, or if that is
 /// refused, at normal priority). None if the thread cannot be started.
@@ -554,10 +565,10 @@ mod tests {
         // A preparing thread that never answers: the producer must not wait for it.
         let (silent, _kept_alive) = mpsc::channel::<Preparation>();
         sink.preparations = Some(silent);
-        sink.preparing = false;
+        sink.preparing = 0;
         sink.buffers_left = 1;
         sink.prepare_next();
-        assert!(sink.preparing);
+        assert_eq!(sink.preparing, 1, "as many as the pool allows");
         assert_eq!(sink.buffers_left, 0);
         let first = sink.submit(vec![1u8; 4096].into_boxed_slice().into(), 4096);
         assert_eq!(first.len(), 4096);
@@ -575,11 +586,11 @@ mod tests {
             .prepared
             .send(vec![3u8; 4096].into_boxed_slice().into())
             .unwrap();
-        sink.preparing = true;
+        sink.preparing = 1;
         let taken = sink.take_prepared().expect("prepared buffer");
         assert_eq!(taken[0], 3);
         assert_eq!(sink.orphaned, 0);
-        assert!(!sink.preparing);
+        assert_eq!(sink.preparing, 0);
         sink.finish().unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
