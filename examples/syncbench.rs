@@ -79,31 +79,12 @@ enum Config {
 
 const CONFIGS: [Config; 3] = [Config::Plain, Config::Off, Config::On];
 
-/// Mean of repetitions pooled over several runs.
-#[derive(Clone, Copy, Default)]
-struct Pooled {
-    count: f64,
-    sum: f64,
-}
-
-impl Pooled {
-    /// Adds one run's `count` repetitions of mean `mean`.
-    fn add(&mut self, mean: f64, count: f64) {
-        self.count += count;
-        self.sum += count * mean;
-    }
-    fn mean(&self) -> f64 {
-        self.sum / self.count
-    }
-}
-
 /// One `construct=` line of the C program.
 struct Measured {
     /// µs per construct, mean over the repetitions.
     mean_us: f64,
     /// µs per construct of the fastest repetition.
     min_us: f64,
-    repetitions: f64,
     /// Constructs per repetition.
     inner: u32,
 }
@@ -237,7 +218,6 @@ fn parse(text: &str) -> RunOutput {
             .map(|line| Measured {
                 mean_us: number(line, "us="),
                 min_us: number(line, "min_us="),
-                repetitions: number(line, "outer="),
                 inner: number(line, "inner=") as u32,
             })
             .collect(),
@@ -264,8 +244,8 @@ fn constructs(plain: &Path) -> Vec<(String, u32)> {
 struct Row {
     construct: String,
     threads: usize,
-    /// Indexed like `CONFIGS`.
-    times: [Pooled; 3],
+    /// Per configuration (indexed like `CONFIGS`), each round's mean over its repetitions, µs.
+    round_means: [Vec<f64>; 3],
     /// Per round: on − off of that round's means, µs.
     round_differences: Vec<f64>,
     /// Per round: on − off of that round's fastest repetitions, µs.
@@ -356,7 +336,7 @@ fn main() {
             rows.push(Row {
                 construct: construct.clone(),
                 threads: n,
-                times: [Pooled::default(); 3],
+                round_means: Default::default(),
                 round_differences: Vec::new(),
                 round_best_differences: Vec::new(),
                 events: 0.0,
@@ -392,7 +372,7 @@ fn main() {
                     delay.get_or_insert(out.delay);
                     let measured = &out.measured[0];
                     inner.entry(row.construct.clone()).or_insert(measured.inner);
-                    row.times[slot].add(measured.mean_us, measured.repetitions);
+                    row.round_means[slot].push(measured.mean_us);
                     round_means[slot] = measured.mean_us;
                     round_bests[slot] = measured.min_us;
                 }
@@ -526,7 +506,7 @@ fn print_table(rows: &[Row]) {
     let (mut noisy, mut mismatched) = (0, 0);
     for construct in order {
         for row in rows.iter().filter(|r| r.construct == construct) {
-            let [plain, off, on] = row.times;
+            let [plain, off, on] = [0, 1, 2].map(|slot| median(&row.round_means[slot]));
             let (added, error) = added(row);
             let noise = if is_noise(row) {
                 noisy += 1;
@@ -548,9 +528,9 @@ fn print_table(rows: &[Row]) {
                  | {:.3}{differs} | {} | {per_event:.1}{noise} | {:.2}{noise} \
                  | {best_per_event:.1} | {:.2} |",
                 row.threads,
-                plain.mean(),
-                off.mean(),
-                on.mean(),
+                plain,
+                off,
+                on,
                 row.events,
                 row.table_events,
                 per_event / row.tsc_ns,
@@ -560,7 +540,8 @@ fn print_table(rows: &[Row]) {
     }
     println!();
     println!(
-        "µs per construct: mean over the repetitions minus the reference delay; added = on − off \
+        "µs per construct: the median over the rounds of each round's mean over its repetitions, \
+         minus the reference delay; added = on − off \
          (recording alone: the median of the rounds' on − off), ± its robust standard error; events: \
          written per construct, counted in \
          traces (critical path: the master's location, all locations for {}, the team's mean for \
