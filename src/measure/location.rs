@@ -23,17 +23,23 @@ pub struct Location {
     open: Vec<u32>,
     /// The thread team this location currently works in (its Comm id).
     pub team: u32,
-    /// The records of this location's last team begin (ThreadTeamBegin and the Enter of the
-    /// parallel region) and end (the Leave and ThreadTeamEnd), and what they were written for:
-    /// (OS thread id, team, region) and (region, team). A thread that begins and ends the same
-    /// team position region after region writes them again with one copy each.
-    team_begin: PreparedRecords,
-    team_begin_key: (u32, u32, u32),
-    team_end: PreparedRecords,
-    team_end_key: (u32, u32),
+    /// The records of this location's last team begin and end, kept encoded.
+    team_records: TeamRecords,
     /// The OS thread recording into this location now (debug builds check that no two do).
     #[cfg(debug_assertions)]
     writer_thread: std::sync::atomic::AtomicU32,
+}
+
+/// The records of a location's last team begin (ThreadTeamBegin with ThreadId, and the Enter of
+/// the parallel region) and end (the Leave and ThreadTeamEnd), and what they were written for:
+/// (OS thread id, team, region) and (region, team). A thread that begins and ends the same team
+/// position region after region writes them again with one copy each.
+#[derive(Default)]
+struct TeamRecords {
+    begin: PreparedRecords,
+    begin_key: (u32, u32, u32),
+    end: PreparedRecords,
+    end_key: (u32, u32),
 }
 
 /// Shared ownership of a location across the OS threads that act as its logical thread over
@@ -56,10 +62,7 @@ impl LocationCell {
             writer: Some(writer),
             open: Vec::with_capacity(64),
             team,
-            team_begin: PreparedRecords::new(),
-            team_begin_key: (0, 0, 0),
-            team_end: PreparedRecords::new(),
-            team_end_key: (0, 0),
+            team_records: TeamRecords::default(),
             #[cfg(debug_assertions)]
             writer_thread: std::sync::atomic::AtomicU32::new(0),
         }))
@@ -73,10 +76,7 @@ impl LocationCell {
             writer: None,
             open: Vec::new(),
             team: u32::MAX,
-            team_begin: PreparedRecords::new(),
-            team_begin_key: (0, 0, 0),
-            team_end: PreparedRecords::new(),
-            team_end_key: (0, 0),
+            team_records: TeamRecords::default(),
             #[cfg(debug_assertions)]
             writer_thread: std::sync::atomic::AtomicU32::new(0),
         }))
@@ -227,9 +227,9 @@ impl Location {
         region: u32,
         metrics: bool,
     ) {
-        if !metrics && self.team_begin_key == (tid, team, region) {
+        if !metrics && self.team_records.begin_key == (tid, team, region) {
             if let Some(w) = self.writer.as_mut() {
-                if w.write_prepared(time, &self.team_begin) {
+                if w.write_prepared(time, &self.team_records.begin) {
                     self.open.push(region);
                     return;
                 }
@@ -250,13 +250,15 @@ impl Location {
     ) {
         self.thread_team_begin(time, tid, team);
         self.enter_with(time, region, metrics);
-        if self.team_begin_key != (tid, team, region) || self.team_begin.events() == 0 {
+        if self.team_records.begin_key != (tid, team, region)
+            || self.team_records.begin.events() == 0
+        {
             let mut prepared = PreparedRecords::new();
             prepared
                 .thread_team_begin_with_u64_attribute(team, THREAD_ID_ATTRIBUTE, tid as u64)
                 .enter(region);
-            self.team_begin = prepared;
-            self.team_begin_key = (tid, team, region);
+            self.team_records.begin = prepared;
+            self.team_records.begin_key = (tid, team, region);
         }
     }
 
@@ -265,9 +267,12 @@ impl Location {
     #[inline(always)]
     pub fn leave_and_thread_team_end(&mut self, time: u64, region: u32, metrics: bool) {
         let team = self.team;
-        if !metrics && self.team_end_key == (region, team) && self.open.last() == Some(&region) {
+        if !metrics
+            && self.team_records.end_key == (region, team)
+            && self.open.last() == Some(&region)
+        {
             if let Some(w) = self.writer.as_mut() {
-                if w.write_prepared(time, &self.team_end) {
+                if w.write_prepared(time, &self.team_records.end) {
                     self.open.pop();
                     return;
                 }
@@ -284,11 +289,11 @@ impl Location {
         if let Some(w) = self.writer.as_mut() {
             w.thread_team_end(time, team);
         }
-        if self.team_end_key != (region, team) || self.team_end.events() == 0 {
+        if self.team_records.end_key != (region, team) || self.team_records.end.events() == 0 {
             let mut prepared = PreparedRecords::new();
             prepared.leave(region).thread_team_end(team);
-            self.team_end = prepared;
-            self.team_end_key = (region, team);
+            self.team_records.end = prepared;
+            self.team_records.end_key = (region, team);
         }
     }
 
