@@ -30,6 +30,7 @@
 //! event costs with T threads than with one (the writer thread and the threads' interference).
 //!
 //! Run: `cargo run --release --example syncbench [-- --quick] [--threads 1,2] [--outer 100]`
+//! (thread counts by default: 1, 2 and nproc).
 //! (about 3 minutes on 2 idle cores; `--quick`: 20 repetitions instead of 100, about 40 s).
 
 #[path = "common/library_dir.rs"]
@@ -275,7 +276,11 @@ fn machine_line() -> String {
 
 fn main() {
     let mut quick = false;
-    let mut threads: Vec<usize> = vec![1, 2];
+    // 1, 2 and every core: the last is the case where the program leaves no core idle.
+    let nproc = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut threads: Vec<usize> = vec![1, 2, nproc];
+    threads.sort_unstable();
+    threads.dedup();
     let mut outer: Option<u32> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
