@@ -247,10 +247,8 @@ struct Row {
     threads: usize,
     /// Per configuration (indexed like `CONFIGS`), each round's mean over its repetitions, µs.
     round_means: [Vec<f64>; 3],
-    /// Per round: on − off of that round's means, µs.
-    round_differences: Vec<f64>,
-    /// Per round: on − off of that round's fastest repetitions, µs.
-    round_best_differences: Vec<f64>,
+    /// The same, each round's fastest repetition.
+    round_bests: [Vec<f64>; 3],
     events: f64,
     table_events: u32,
     tsc_ns: f64,
@@ -342,8 +340,7 @@ fn main() {
                 construct: construct.clone(),
                 threads: n,
                 round_means: Default::default(),
-                round_differences: Vec::new(),
-                round_best_differences: Vec::new(),
+                round_bests: Default::default(),
                 events: 0.0,
                 table_events: *table_events,
                 tsc_ns: 0.0,
@@ -351,8 +348,6 @@ fn main() {
         }
         for round in 0..rounds {
             for row in &mut rows[first..] {
-                let mut round_means = [0.0; 3];
-                let mut round_bests = [0.0; 3];
                 // Alternate which of off and on runs first, so that a drift within a round
                 // does not always favour the same side.
                 let order: [usize; 3] = if round % 2 == 0 { [0, 1, 2] } else { [0, 2, 1] };
@@ -378,12 +373,8 @@ fn main() {
                     let measured = &out.measured[0];
                     inner.entry(row.construct.clone()).or_insert(measured.inner);
                     row.round_means[slot].push(measured.mean_us);
-                    round_means[slot] = measured.mean_us;
-                    round_bests[slot] = measured.min_us;
+                    row.round_bests[slot].push(measured.min_us);
                 }
-                row.round_differences.push(round_means[2] - round_means[1]);
-                row.round_best_differences
-                    .push(round_bests[2] - round_bests[1]);
             }
         }
         let timed = started.elapsed();
@@ -451,13 +442,19 @@ fn worst(rows: &[Row], threads: usize, per_event: fn(&Row) -> f64) -> Option<(f6
 /// On − off (median of the rounds' differences of means) with a robust standard error, µs per
 /// construct.
 fn added(row: &Row) -> (f64, f64) {
-    median_with_error(&row.round_differences)
+    median_with_error(&on_minus_off(&row.round_means))
+}
+
+/// Per round, on − off of one figure of each configuration (indexed like `CONFIGS`).
+fn on_minus_off(per_config: &[Vec<f64>; 3]) -> Vec<f64> {
+    let [_, off, on] = per_config;
+    on.iter().zip(off).map(|(on, off)| on - off).collect()
 }
 
 /// The same from each round's fastest repetitions, per event written, in ns: the cost when the
 /// machine runs at its best (as `hotpath_bench` takes the best round).
 fn best_ns_per_event(row: &Row) -> f64 {
-    median(&row.round_best_differences) * 1e3 / row.events
+    median(&on_minus_off(&row.round_bests)) * 1e3 / row.events
 }
 
 /// The median and its robust standard error.
