@@ -257,12 +257,7 @@ pub fn parallel_end(c: Option<&Construct>) {
         let t = a.now();
         match c.map(|c| c.parallel).filter(|&r| r != NO_REGION) {
             Some(region) => loc.leave_and_thread_team_end(t, region, a.metrics()),
-            None => {
-                let team = loc.team;
-                if let Some(w) = loc.writer() {
-                    w.thread_team_end(t, team);
-                }
-            }
+            None => loc.thread_team_end(t),
         }
     }
     team::leave_team(thread);

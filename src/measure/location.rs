@@ -215,6 +215,15 @@ impl Location {
         }
     }
 
+    /// ThreadTeamEnd of the team this location works in.
+    #[inline(always)]
+    pub fn thread_team_end(&mut self, time: u64) {
+        let team = self.team;
+        if let Some(w) = self.writer.as_mut() {
+            w.thread_team_end(time, team);
+        }
+    }
+
     /// ThreadTeamBegin (as `thread_team_begin`) and the Enter of the team's parallel `region`,
     /// at one time; `metrics`: synchronous metrics are on (as `enter_with`). The same records as
     /// written one by one, from the prepared bytes of the last begin when they still apply.
@@ -286,9 +295,7 @@ impl Location {
     fn leave_and_thread_team_end_one_by_one(&mut self, time: u64, region: u32, metrics: bool) {
         let team = self.team;
         self.leave_with(time, region, metrics);
-        if let Some(w) = self.writer.as_mut() {
-            w.thread_team_end(time, team);
-        }
+        self.thread_team_end(time);
         if self.team_records.end_key != (region, team) || self.team_records.end.events() == 0 {
             let mut prepared = PreparedRecords::new();
             prepared.leave(region).thread_team_end(team);
