@@ -18,14 +18,14 @@
 //! touch fresh memory at all:
 //! once its first chunk is full, a sink keeps two buffers of its pool in preparation on a
 //! second thread, which faults their pages in (`MADV_POPULATE_WRITE`) and hands them back, and
-//! the producer continues in one of them when its chunk is full. That thread runs in the idle scheduling
-//! class, so it only uses a core nobody else wants (one thread of a one-thread program, or the
-//! cores of threads waiting at a barrier): with every core busy it falls behind, and a buffer
-//! whose preparation has not come back in time is not waited for: the producer takes a fresh
-//! one, as without preparation; while the pool may grow, the late one is used next, and once it
-//! may not, it is freed when it comes (so the pool may exceed its size by one buffer for that
-//! moment). A run that never fills a chunk never prepares one: a starved
-//! idle-class thread with work left would hold up the process's exit.
+//! the producer continues in one of them when its chunk is full. That thread runs in the idle
+//! scheduling class, so it only uses a core nobody else wants (one thread of a one-thread
+//! program, or the cores of threads waiting at a barrier): with every core busy it falls
+//! behind, and a buffer whose preparation has not come back in time is not waited for: the
+//! producer takes a fresh one, as without preparation; while the pool may grow, the late one is
+//! used next, and once it may not, it is freed when it comes (so the pool may exceed its size
+//! by one buffer for that moment). A run that never fills a chunk never prepares one: a
+//! starved idle-class thread with work left would hold up the process's exit.
 //!
 //! The sinks of one writer may share a limit on the buffers they allocate
 //! ([`BackgroundWriter::limit_buffers`]): beyond its first two buffers a sink takes each new
