@@ -315,7 +315,9 @@ pub fn critical_begin(c: &Construct) {
         let t = a.now_after_acquiring();
         let loc = location(&a);
         if let Some(lock) = c.critical {
-            let order = lock.acquisitions.fetch_add(1, Ordering::Relaxed) + 1;
+            // The critical section serialises its holders (see `locks::acquired`).
+            let order = lock.acquisitions.load(Ordering::Relaxed).wrapping_add(1);
+            lock.acquisitions.store(order, Ordering::Relaxed);
             lock.holder_order.store(order, Ordering::Relaxed);
             if let Some(w) = loc.writer() {
                 w.thread_acquire_lock(t, Paradigm::OPENMP, lock.id, order);

@@ -109,7 +109,12 @@ pub fn acquired(lock: usize, nest: bool) -> (u32, u32) {
     // Relaxed is enough: the caller holds the lock, whose own acquire/release orders these.
     let depth = s.depth.load(Ordering::Relaxed);
     let order = if !nest || depth == 0 {
-        s.order.fetch_add(1, Ordering::Relaxed) + 1
+        // A load and a store, not a locked add: the lock already serialises its holders, and
+        // a locked instruction would first wait for this thread's pending stores (the records
+        // just written among them).
+        let next = s.order.load(Ordering::Relaxed).wrapping_add(1);
+        s.order.store(next, Ordering::Relaxed);
+        next
     } else {
         s.order.load(Ordering::Relaxed)
     };
