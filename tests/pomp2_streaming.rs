@@ -127,3 +127,70 @@ fn many_more_threads_than_cores_stay_within_the_total_buffer_size() {
     );
     assert_every_event(&scratch.join("on/traces.otf2"), MANY, EACH);
 }
+
+/// The figures of the `POMPTRACE_VERBOSE=2` cost line: (recording ms, writer CPU ms, its
+/// percentage of the recording time, waits for a free buffer).
+fn cost_figures(stderr: &str) -> (f64, f64, f64, u64) {
+    let line = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("pomptrace: recording took "))
+        .unwrap_or_else(|| panic!("no cost line in {stderr:?}"));
+    let after = |key: &str| -> &str {
+        let (_, rest) = line
+            .split_once(key)
+            .unwrap_or_else(|| panic!("no `{key}` in {line:?}"));
+        rest.split([' ', '%']).next().unwrap_or_default()
+    };
+    let number = |text: &str| -> f64 {
+        text.parse()
+            .unwrap_or_else(|_| panic!("bad figure {text:?} in {line:?}"))
+    };
+    (
+        number(line.split(' ').next().unwrap_or_default()),
+        number(after("used the CPU for ")),
+        number(after(" ms (")),
+        number(after("threads waited ")) as u64,
+    )
+}
+
+#[test]
+fn verbose_2_reports_the_cpu_time_of_the_writer_threads() {
+    let scratch = Scratch::new("streaming-cost");
+    let source = instrument("stream_many.c", &scratch.path, &[]);
+    let exe = Build::c(&scratch.path).executable(&[source], "stream_many");
+    let run = |verbose: &str, dir: &str| {
+        let mut cmd = std::process::Command::new(&exe);
+        // 2 × 10^6 events per thread, about 23 MB: the writer writes each chunk as it fills.
+        cmd.arg("1000000")
+            .env("OMP_NUM_THREADS", "2")
+            .env("POMPTRACE_EXPERIMENT_DIRECTORY", scratch.join(dir))
+            .env("POMPTRACE_KEEP_IN_MEMORY", "0")
+            .env("POMPTRACE_VERBOSE", verbose);
+        String::from_utf8_lossy(&support::run(&mut cmd).stderr).into_owned()
+    };
+
+    let stderr = run("2", "v2");
+    assert!(
+        stderr.starts_with("pomptrace: trace written to "),
+        "{stderr}"
+    );
+    let (recording, writer, percent, waits) = cost_figures(&stderr);
+    assert!(recording > 0.0, "{stderr}");
+    // Two threads (writer, buffer preparation) that wrote 46 MB: some CPU time, at most both
+    // threads busy for the whole run.
+    assert!(writer > 0.0 && writer <= 2.0 * recording, "{stderr}");
+    let expected = 100.0 * writer / recording;
+    assert!(
+        (percent - expected).abs() <= 0.01 + expected * 0.01,
+        "{percent}% against {expected}%: {stderr}"
+    );
+    assert!(waits < 1_000_000, "{stderr}");
+    assert_every_event(&scratch.join("v2/traces.otf2"), 2, 1_000_000);
+
+    let stderr = run("1", "v1");
+    assert!(
+        stderr.starts_with("pomptrace: trace written to ") && !stderr.contains("recording took"),
+        "{stderr}"
+    );
+    assert_eq!(run("0", "v0"), "", "POMPTRACE_VERBOSE=0 prints nothing");
+}

@@ -68,7 +68,8 @@ variables! {
     Run CLOCK = "POMPTRACE_CLOCK", default "auto",
         "tsc (invariant TSC, calibrated against CLOCK_MONOTONIC) or monotonic";
     Run VERBOSE = "POMPTRACE_VERBOSE", default "1",
-        "0 silences the closing summary line (warnings still show)";
+        "0 silences the closing summary line (warnings still show); 2 adds a line with the \
+         CPU time the writer's threads used while the program ran and the waits for a free buffer";
     Run FILTERING_FILE = "POMPTRACE_FILTERING_FILE", default "",
         "a filter file in Score-P's syntax; the user regions and constructs it excludes record \
          nothing";

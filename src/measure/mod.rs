@@ -649,7 +649,10 @@ pub(super) fn finalize_with_status(exit_status: i64) {
         match output::write_trace(m, exit_status, &still_busy) {
             Ok(summary) => {
                 if m.config.verbose > 0 {
-                    warn(&summary);
+                    warn(&summary.line);
+                }
+                if m.config.verbose > 1 {
+                    warn(&summary.cost);
                 }
             }
             Err(message) => warn(&message),

@@ -15,17 +15,29 @@ use crate::otf2::*;
 /// cost, where a calibration loop at start would cost every run milliseconds).
 const MIN_CALIBRATION: Duration = Duration::from_micros(200);
 
-/// Writes the trace; returns the one-line summary (or what went wrong).
+/// What `write_trace` reports.
+pub struct Summary {
+    /// The closing summary line: where the trace went and what it holds.
+    pub line: String,
+    /// What recording cost the program besides its calls: the CPU time of the writer's
+    /// threads and the waits for a free buffer (`POMPTRACE_VERBOSE=2`).
+    pub cost: String,
+}
+
+/// Writes the trace; returns its summary (or what went wrong).
 /// `still_busy` are the locations of threads that did not leave their recording call in time:
 /// they are left alone (their chunks already on disk stay; their definitions are written).
 pub fn write_trace(
     m: &Measurement,
     exit_status: i64,
     still_busy: &[*mut Location],
-) -> Result<String, String> {
+) -> Result<Summary, String> {
     let sampled = sampler::RUNNING.lock().take().map(sampler::Sampler::stop);
     let end_time = clock::now();
     let elapsed = Duration::from_nanos(clock::monotonic_ns().saturating_sub(m.start.ns));
+    // Before the locations are drained: what the writer took while the program ran.
+    let writer_cpu = m.writer.cpu_time();
+    let mut waits = (Duration::ZERO, 0u64);
     if elapsed < MIN_CALIBRATION {
         std::thread::sleep(MIN_CALIBRATION - elapsed);
     }
@@ -62,6 +74,8 @@ pub fn write_trace(
                 ));
             }
             events[loc.number as usize] = writer.events();
+            let (waited, times) = writer.sink().waited();
+            waits = (waits.0 + waited, waits.1 + times);
             let (_, result) = writer.finish();
             if let Err(e) = result {
                 errors.push(format!("writing the events of {} failed: {e}", loc.name));
@@ -134,7 +148,30 @@ pub fn write_trace(
         summary.push_str("; but ");
         summary.push_str(&errors.join("; "));
     }
-    Ok(summary)
+    Ok(Summary {
+        line: summary,
+        cost: cost_line(elapsed, writer_cpu, waits),
+    })
+}
+
+/// "recording took …": the run's length, the writer threads' CPU time in it and the waits for
+/// a free buffer, in milliseconds.
+fn cost_line(elapsed: Duration, writer_cpu: Option<Duration>, waits: (Duration, u64)) -> String {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let writer = match writer_cpu {
+        Some(cpu) => format!(
+            "the writer's threads used the CPU for {:.3} ms ({:.2}% of it)",
+            ms(cpu),
+            100.0 * cpu.as_secs_f64() / elapsed.as_secs_f64().max(1e-9)
+        ),
+        None => "the writer's threads' CPU time is not known on this system".into(),
+    };
+    format!(
+        "recording took {:.3} ms; {writer}; threads waited {} times for a free buffer ({:.3} ms)",
+        ms(elapsed),
+        waits.1,
+        ms(waits.0)
+    )
 }
 
 fn directory_size(dir: &std::path::Path) -> u64 {

@@ -119,6 +119,8 @@ pub struct BackgroundWriter {
     /// soon.
     preparations: Option<Sender<Preparation>>,
     thread: Option<JoinHandle<()>>,
+    /// The OS thread ids of the writer thread and the preparing thread.
+    threads: Arc<Mutex<Vec<i32>>>,
 }
 
 impl BackgroundWriter {
@@ -129,9 +131,12 @@ impl BackgroundWriter {
     /// A writer thread that calls `before_write` before every chunk it writes.
     pub fn spawn_with(name: &str, mut before_write: BeforeWrite) -> io::Result<Self> {
         let (queue, jobs) = mpsc::channel::<Job>();
+        let threads = Arc::new(Mutex::new(Vec::new()));
+        let ids = threads.clone();
         let thread = std::thread::Builder::new()
             .name(name.to_string())
             .spawn(move || {
+                note_thread_id(&ids);
                 for job in jobs {
                     match job {
                         Job::Chunk { target, chunk, len } => {
@@ -153,9 +158,19 @@ impl BackgroundWriter {
             allowance: Arc::new(BufferAllowance {
                 left: AtomicUsize::new(usize::MAX),
             }),
-            preparations: spawn_preparer(name),
+            preparations: spawn_preparer(name, threads.clone()),
             thread: Some(thread),
+            threads,
         })
+    }
+
+    /// The CPU time the writer's threads (writing chunks, preparing buffers) have used so far:
+    /// time a program that uses every core did not get. None where the system does not say
+    /// (it is read from `/proc`, Linux only).
+    pub fn cpu_time(&self) -> Option<Duration> {
+        let ids = lock(&self.threads).clone();
+        let times: Vec<Duration> = ids.iter().filter_map(|&id| thread_cpu_time(id)).collect();
+        (!times.is_empty()).then(|| times.iter().sum())
     }
 
     /// Limits the buffers all sinks together allocate beyond each one's first two to
@@ -449,7 +464,7 @@ const PREPARE_AHEAD: usize = 2;
 
 /// Starts the preparing thread in the idle scheduling class (Linux; elsewhere, or if that is
 /// refused, at normal priority). None if the thread cannot be started.
-fn spawn_preparer(name: &str) -> Option<Sender<Preparation>> {
+fn spawn_preparer(name: &str, threads: Arc<Mutex<Vec<i32>>>) -> Option<Sender<Preparation>> {
     let (queue, jobs) = mpsc::channel::<Preparation>();
     std::thread::Builder::new()
         // Thread names have 15 bytes: `pomptrace-writer` gives `pomptrace-prep`.
@@ -458,6 +473,7 @@ fn spawn_preparer(name: &str) -> Option<Sender<Preparation>> {
             name.strip_suffix("-writer").unwrap_or(name)
         ))
         .spawn(move || {
+            note_thread_id(&threads);
             #[cfg(target_os = "linux")]
             {
                 let param = libc::sched_param { sched_priority: 0 };
@@ -471,6 +487,26 @@ fn spawn_preparer(name: &str) -> Option<Sender<Preparation>> {
         })
         .ok()
         .map(|_| queue)
+}
+
+/// Adds the calling thread's OS id to `threads` (for `BackgroundWriter::cpu_time`).
+fn note_thread_id(threads: &Mutex<Vec<i32>>) {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: gettid has no preconditions.
+        let id = unsafe { libc::gettid() };
+        lock(threads).push(id);
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = threads;
+}
+
+/// The CPU time thread `id` of this process has used: the first field of its `schedstat`, in
+/// nanoseconds (None if it has exited or the kernel does not keep the statistics).
+fn thread_cpu_time(id: i32) -> Option<Duration> {
+    let text = std::fs::read_to_string(format!("/proc/self/task/{id}/schedstat")).ok()?;
+    let ns = text.split_whitespace().next()?.parse().ok()?;
+    Some(Duration::from_nanos(ns))
 }
 
 /// Faults in every page of `buffer` (writable, present), in one system call where the kernel
