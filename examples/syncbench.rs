@@ -27,7 +27,10 @@
 //! repetitions (*best* columns: each round's fastest repetition of off and of on, the cost when
 //! the machine runs at its best, as `hotpath_bench` keeps its best round), and for T > 1
 //! `syncbench T threads: worst ns/event against 1 thread = Fx (construct)`: how much more an
-//! event costs with T threads than with one (the writer thread and the threads' interference).
+//! event costs with T threads than with one (the writer thread and the threads' interference),
+//! and `syncbench T threads: the writer's threads used the CPU for P% of the recording runs'
+//! time`, summed from the library's `POMPTRACE_VERBOSE=2` line of each timed recording run: the
+//! share of a core the writer and its buffer preparation took from the program.
 //!
 //! Run: `cargo run --release --example syncbench [-- --quick] [--threads 1,2] [--outer 100]`
 //! (thread counts by default: 1, 2 and nproc).
@@ -95,6 +98,9 @@ struct RunOutput {
     tsc_ns: f64,
     delay: u32,
     measured: Vec<Measured>,
+    /// Recording runs: (the run's recording time, the writer threads' CPU time in it), in ms,
+    /// from the library's `POMPTRACE_VERBOSE=2` line.
+    writer_ms: Option<(f64, f64)>,
 }
 
 /// The programs and where their traces go.
@@ -121,8 +127,14 @@ impl Bench<'_> {
             // cargo run's LD_LIBRARY_PATH may name an older copy in target/<profile>: the
             // program must load the library it was linked with (its rpath).
             .env_remove("LD_LIBRARY_PATH");
-        if config == Config::Off {
-            cmd.env("POMPTRACE_ENABLE", "0");
+        match config {
+            Config::Off => {
+                cmd.env("POMPTRACE_ENABLE", "0");
+            }
+            Config::On => {
+                cmd.env("POMPTRACE_VERBOSE", "2");
+            }
+            Config::Plain => {}
         }
         let out = cmd.output().expect("run syncbench");
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -133,7 +145,11 @@ impl Bench<'_> {
             out.status,
             String::from_utf8_lossy(&out.stderr)
         );
-        parse(&stdout)
+        let mut output = parse(&stdout);
+        if config == Config::On {
+            output.writer_ms = Some(writer_cpu(&String::from_utf8_lossy(&out.stderr)));
+        }
+        output
     }
 
     /// Events written per construct, from two recorded runs of `construct` alone.
@@ -222,7 +238,29 @@ fn parse(text: &str) -> RunOutput {
                 inner: number(line, "inner=") as u32,
             })
             .collect(),
+        writer_ms: None,
     }
+}
+
+/// (recording ms, writer threads' CPU ms) from the library's cost line: `pomptrace: recording
+/// took X ms; the writer's threads used the CPU for Y ms (…)`.
+fn writer_cpu(stderr: &str) -> (f64, f64) {
+    let line = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("pomptrace: recording took "))
+        .unwrap_or_else(|| panic!("no cost line (POMPTRACE_VERBOSE=2) in:\n{stderr}"));
+    let ms_after = |key: &str| -> f64 {
+        line.split_once(key)
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no `{key}` figure in `{line}`"))
+    };
+    let recording = line
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no recording time in `{line}`"));
+    (recording, ms_after("used the CPU for "))
 }
 
 /// The constructs of the program in its order, with the events its table expects.
@@ -330,11 +368,15 @@ fn main() {
 
     let mut rows: Vec<Row> = Vec::new();
     let mut delay: Option<u32> = None;
+    // Per thread count: (recording ms, writer threads' CPU ms) summed over the timed runs.
+    let mut writer_share: Vec<(usize, (f64, f64))> = Vec::new();
     for &n in &threads {
         let started = Instant::now();
         let first = rows.len();
         let mut tsc_ns = f64::INFINITY;
         let mut inner: BTreeMap<String, u32> = BTreeMap::new();
+        // Sums over the timed recording runs: (recording ms, writer CPU ms).
+        let mut writer = (0.0, 0.0);
         for (construct, table_events) in &constructs {
             rows.push(Row {
                 construct: construct.clone(),
@@ -370,6 +412,9 @@ fn main() {
                     let _ = std::fs::remove_dir_all(scratch.traces.join("timed"));
                     tsc_ns = tsc_ns.min(out.tsc_ns);
                     delay.get_or_insert(out.delay);
+                    if let Some((recording, cpu)) = out.writer_ms {
+                        writer = (writer.0 + recording, writer.1 + cpu);
+                    }
                     let measured = &out.measured[0];
                     inner.entry(row.construct.clone()).or_insert(measured.inner);
                     row.round_means[slot].push(measured.mean_us);
@@ -378,6 +423,7 @@ fn main() {
             }
         }
         let timed = started.elapsed();
+        writer_share.push((n, writer));
         for row in &mut rows[first..] {
             row.events = bench.events_per_construct(&row.construct, n, delay.unwrap_or(1));
             row.tsc_ns = tsc_ns;
@@ -407,6 +453,13 @@ fn main() {
             println!(
                 "syncbench {n} threads: worst ns/event against 1 thread = {ratio:.2}x ({})",
                 row.construct
+            );
+        }
+        if let Some((_, (recording, cpu))) = writer_share.iter().find(|(t, _)| *t == n) {
+            println!(
+                "syncbench {n} threads: the writer's threads used the CPU for {:.2}% of the \
+                 recording runs' time ({cpu:.1} of {recording:.0} ms)",
+                100.0 * cpu / recording.max(1e-9)
             );
         }
     }
