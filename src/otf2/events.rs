@@ -399,6 +399,27 @@ impl<S: ChunkSink> TimedChunks<S> {
         self.commit(at, len);
     }
 
+    /// `write_u32_singleton` in the common case only: the record goes into this chunk (no new
+    /// one is due) and `time` is later than the last time. Then it writes the record and
+    /// returns true; otherwise it writes nothing and returns false, and the caller writes the
+    /// record with `write_u32_singleton`. Calls nothing, so a caller's fast path stays a leaf.
+    #[inline(always)]
+    pub fn try_write_u32_singleton(&mut self, time: u64, id: u8, value: u32) -> bool {
+        let pos = self.pos;
+        if pos + REGION_EVENT_BOUND >= self.chunk.len() || time <= self.last_time {
+            return false;
+        }
+        self.last_time = time;
+        self.chunk_has_timestamp = true;
+        // SAFETY: `pos + REGION_EVENT_BOUND < len`, checked above.
+        let room = unsafe { self.chunk.get_unchecked_mut(pos..pos + REGION_EVENT_BOUND) };
+        room[0] = TIMESTAMP;
+        room[1..TIMESTAMP_BOUND].copy_from_slice(&time.to_le_bytes());
+        let len = encode_u32_singleton(&mut room[TIMESTAMP_BOUND..], id, value);
+        self.commit(pos + TIMESTAMP_BOUND, len);
+        true
+    }
+
     /// One record with a short, fixed payload written by `encode` into `out` (at least
     /// `PAYLOAD_BOUND` bytes) returning the bytes used. `PAYLOAD_BOUND` must be < 255.
     #[inline(always)]
@@ -590,6 +611,20 @@ impl<S: ChunkSink> EventWriter<S> {
     pub fn enter(&mut self, time: u64, region: u32) {
         self.chunks
             .write_u32_singleton(time, event_id::ENTER, region);
+    }
+
+    /// `enter` in the common case only (see `TimedChunks::try_write_u32_singleton`).
+    #[inline(always)]
+    pub fn try_enter(&mut self, time: u64, region: u32) -> bool {
+        self.chunks
+            .try_write_u32_singleton(time, event_id::ENTER, region)
+    }
+
+    /// `leave` in the common case only (see `TimedChunks::try_write_u32_singleton`).
+    #[inline(always)]
+    pub fn try_leave(&mut self, time: u64, region: u32) -> bool {
+        self.chunks
+            .try_write_u32_singleton(time, event_id::LEAVE, region)
     }
 
     #[inline(always)]
@@ -861,6 +896,59 @@ mod tests {
         assert!(fallbacks > 300, "{fallbacks} sets written one by one");
         assert_eq!(events, one_by_one_events);
         assert!(prepared == one_by_one, "the bytes differ");
+    }
+
+    /// `try_enter`/`try_leave` write exactly what `enter`/`leave` write when they say yes, and
+    /// say no (writing nothing) at a chunk's end and at a time that is not later than the last.
+    #[test]
+    fn tried_region_events_match_the_general_ones() {
+        let run = |tried: bool| {
+            let mut w = EventWriter::new(4096, VecSink::default());
+            let (mut yes, mut no) = (0, 0);
+            for i in 0..5000u64 {
+                // Every 7th event at the previous one's time; regions of every compressed
+                // length.
+                let time = if i % 7 == 0 {
+                    3 * i.saturating_sub(1) + 1
+                } else {
+                    3 * i + 1
+                };
+                let region = (1u32 << (i % 5 * 7)) - 1;
+                let before = (w.events(), w.chunks.pos);
+                let done = tried
+                    && if i % 2 == 0 {
+                        w.try_enter(time, region)
+                    } else {
+                        w.try_leave(time, region)
+                    };
+                if done {
+                    yes += 1;
+                } else {
+                    assert_eq!((w.events(), w.chunks.pos), before, "a no wrote something");
+                    no += 1;
+                    if i % 2 == 0 {
+                        w.enter(time, region);
+                    } else {
+                        w.leave(time, region);
+                    }
+                }
+            }
+            let events = w.events();
+            let (sink, result) = w.finish();
+            result.unwrap();
+            (sink.bytes, events, yes, no)
+        };
+        let (tried, events, yes, no) = run(true);
+        let (general, general_events, ..) = run(false);
+        assert!(
+            tried.len() > 10 * 4096,
+            "the test must cross many chunk breaks"
+        );
+        assert!(yes > 3000, "{yes} written by the tried path");
+        // Every 7th at a time not later than the last, and the ends of the chunks.
+        assert!(no > 5000 / 7, "{no} left to the general path");
+        assert_eq!(events, general_events);
+        assert!(tried == general, "the bytes differ");
     }
 
     /// A set whose records exceed the capacity is given up: never written prepared.
