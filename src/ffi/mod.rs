@@ -49,6 +49,48 @@ macro_rules! on_construct {
 }
 pub(crate) use on_construct;
 
+/// The body of an entry point that records one Enter or Leave of the construct behind its
+/// handle: `$try` / `$call` is a pair of `measure::constructs` (`try_enter_outer` /
+/// `enter_outer`, ...). An assigned handle in the common state of a run takes `$try`, which
+/// calls nothing: the entry point then needs no stack frame of its own, and nothing on that
+/// path can panic, so it runs outside the panic boundary. Everything else (an empty handle, a
+/// measurement not running, a full chunk, ...) goes to a cold `extern "C"` function holding
+/// `on_construct!`, called in tail position: it catches its own panics, and an `extern "C"`
+/// function cannot unwind, so the call needs no landing pad either.
+/// `user` before the handle: a user region's handle (assigned as one).
+macro_rules! on_region {
+    ($name:literal, $handle:expr, $ctc:expr => $try:path, $call:path) => {
+        $crate::ffi::on_region!(@ $name, false, $handle, $ctc => $try, $call)
+    };
+    ($name:literal, user $handle:expr, $ctc:expr => $try:path, $call:path) => {
+        $crate::ffi::on_region!(@ $name, true, $handle, $ctc => $try, $call)
+    };
+    (@ $name:literal, $user:expr, $handle:expr, $ctc:expr => $try:path, $call:path) => {{
+        /// # Safety
+        /// The entry point's contract.
+        #[cold]
+        #[inline(never)]
+        unsafe extern "C" fn general(
+            handle: *mut $crate::ffi::types::OPARI2_Region_handle,
+            ctc: *const std::os::raw::c_char,
+        ) {
+            $crate::ffi::ffi_boundary!($name, {
+                // SAFETY: the entry point's contract.
+                if let Some(c) = unsafe { $crate::ffi::construct(handle, ctc, $user) } {
+                    $call(c)
+                }
+            })
+        }
+        // SAFETY: the calling module's contract (see `on_construct!`).
+        if unsafe { $crate::ffi::assigned($handle) }.is_some_and($try) {
+            return;
+        }
+        // SAFETY: as above.
+        unsafe { general($handle, $ctc) }
+    }};
+}
+pub(crate) use on_region;
+
 /// The body of an entry point that hands the construct behind its handle (None for NULL or
 /// unassigned) to `$call`; with `=> $out`, the result goes through that out-pointer (NULL or
 /// writable, by the calling module's contract).
@@ -131,6 +173,21 @@ pub(crate) unsafe fn construct(
     // SAFETY: forwarded to the caller's contract; the string is only read for an empty handle.
     let slot = unsafe { slot(handle)? };
     crate::measure::constructs::construct(slot, || unsafe { ctc(ctc_string) }, user)
+}
+
+/// The construct behind an assigned handle; None for NULL or an unassigned handle. Calls
+/// nothing (the fast paths of `on_region!`).
+///
+/// # Safety
+/// As for [`slot`].
+#[inline(always)]
+pub(crate) unsafe fn assigned(handle: *mut OPARI2_Region_handle) -> Option<&'static Construct> {
+    // SAFETY: forwarded to the caller's contract.
+    let slot = unsafe { slot(handle)? };
+    let construct = slot.load(std::sync::atomic::Ordering::Acquire);
+    // SAFETY: as in `measure::constructs::construct`: a handle holds null or a leaked,
+    // immutable construct.
+    unsafe { construct.as_ref() }
 }
 
 /// Writes through an out-pointer if it is not NULL.

@@ -10,9 +10,64 @@
 use std::os::raw::{c_char, c_int};
 
 use super::types::{POMP2_Region_handle, POMP2_Task_handle};
-use super::{ffi_boundary, on_construct, put, slot, with_construct, NO_CTC};
+use super::{ffi_boundary, on_construct, on_region, put, slot, with_construct, NO_CTC};
 use crate::measure::constructs as m;
 use crate::measure::regions::Construct;
+
+/// The body of a wait-type entry point (barrier, implicit barrier, taskwait) with the fast
+/// path of `on_region!`: `enter` passes the encountering task out through `$out`, `exit` takes
+/// it back as `$old`; `$region` picks the construct's region, `$general` is the function the
+/// general path calls with the construct (None for an unassigned handle).
+macro_rules! on_wait {
+    (enter $name:literal, $handle:expr, $ctc:expr, $out:expr, $region:expr => $general:path) => {{
+        /// # Safety
+        /// The entry point's contract.
+        #[cold]
+        #[inline(never)]
+        unsafe extern "C" fn general(
+            handle: *mut POMP2_Region_handle,
+            ctc: *const c_char,
+            out: *mut POMP2_Task_handle,
+        ) {
+            with_construct!($name, handle, ctc, |c| $general(c) => out)
+        }
+        // SAFETY: the module's contract.
+        let construct = unsafe { super::assigned($handle) };
+        if let Some(old) = construct.and_then(|c| m::try_wait_enter($region(c))) {
+            // SAFETY: the module's contract (out-pointers are NULL or writable).
+            unsafe { put($out, old) };
+            return;
+        }
+        // SAFETY: as above.
+        unsafe { general($handle, $ctc, $out) }
+    }};
+    (exit $name:literal, $handle:expr, $old:expr, $region:expr => $general:path) => {{
+        /// # Safety
+        /// The entry point's contract.
+        #[cold]
+        #[inline(never)]
+        unsafe extern "C" fn general(handle: *mut POMP2_Region_handle, old: POMP2_Task_handle) {
+            with_construct!($name, handle, NO_CTC, |c| $general(c, old))
+        }
+        // SAFETY: the module's contract.
+        let construct = unsafe { super::assigned($handle) };
+        if construct.is_some_and(|c| m::try_wait_exit($region(c), $old)) {
+            return;
+        }
+        // SAFETY: as above.
+        unsafe { general($handle, $old) }
+    }};
+}
+
+/// The outer region of a barrier or taskwait.
+fn outer(c: &Construct) -> u32 {
+    c.outer
+}
+
+/// The implicit barrier's region of a construct.
+fn implicit_barrier(c: &Construct) -> u32 {
+    c.implicit_barrier
+}
 
 /// The encountering thread, before the team exists.
 #[no_mangle]
@@ -63,12 +118,12 @@ pub unsafe extern "C" fn POMP2_For_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    on_construct!("POMP2_For_enter", pomp2_handle, ctc_string => m::enter_outer)
+    on_region!("POMP2_For_enter", pomp2_handle, ctc_string => m::try_enter_outer, m::enter_outer)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_For_exit(pomp2_handle: *mut POMP2_Region_handle) {
-    on_construct!("POMP2_For_exit", pomp2_handle, NO_CTC => m::leave_outer)
+    on_region!("POMP2_For_exit", pomp2_handle, NO_CTC => m::try_leave_outer, m::leave_outer)
 }
 
 /// Every thread that encounters a `sections` construct.
@@ -77,12 +132,12 @@ pub unsafe extern "C" fn POMP2_Sections_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    on_construct!("POMP2_Sections_enter", pomp2_handle, ctc_string => m::enter_outer)
+    on_region!("POMP2_Sections_enter", pomp2_handle, ctc_string => m::try_enter_outer, m::enter_outer)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Sections_exit(pomp2_handle: *mut POMP2_Region_handle) {
-    on_construct!("POMP2_Sections_exit", pomp2_handle, NO_CTC => m::leave_outer)
+    on_region!("POMP2_Sections_exit", pomp2_handle, NO_CTC => m::try_leave_outer, m::leave_outer)
 }
 
 /// The thread that executes a `section` (the handle is the `sections` one).
@@ -91,12 +146,12 @@ pub unsafe extern "C" fn POMP2_Section_begin(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    on_construct!("POMP2_Section_begin", pomp2_handle, ctc_string => m::enter_inner)
+    on_region!("POMP2_Section_begin", pomp2_handle, ctc_string => m::try_enter_inner, m::enter_inner)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Section_end(pomp2_handle: *mut POMP2_Region_handle) {
-    on_construct!("POMP2_Section_end", pomp2_handle, NO_CTC => m::leave_inner)
+    on_region!("POMP2_Section_end", pomp2_handle, NO_CTC => m::try_leave_inner, m::leave_inner)
 }
 
 /// Every thread that encounters a `single` construct.
@@ -105,23 +160,23 @@ pub unsafe extern "C" fn POMP2_Single_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    on_construct!("POMP2_Single_enter", pomp2_handle, ctc_string => m::enter_outer)
+    on_region!("POMP2_Single_enter", pomp2_handle, ctc_string => m::try_enter_outer, m::enter_outer)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Single_exit(pomp2_handle: *mut POMP2_Region_handle) {
-    on_construct!("POMP2_Single_exit", pomp2_handle, NO_CTC => m::leave_outer)
+    on_region!("POMP2_Single_exit", pomp2_handle, NO_CTC => m::try_leave_outer, m::leave_outer)
 }
 
 /// The thread that executes the `single` block.
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Single_begin(pomp2_handle: *mut POMP2_Region_handle) {
-    on_construct!("POMP2_Single_begin", pomp2_handle, NO_CTC => m::enter_inner)
+    on_region!("POMP2_Single_begin", pomp2_handle, NO_CTC => m::try_enter_inner, m::enter_inner)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Single_end(pomp2_handle: *mut POMP2_Region_handle) {
-    on_construct!("POMP2_Single_end", pomp2_handle, NO_CTC => m::leave_inner)
+    on_region!("POMP2_Single_end", pomp2_handle, NO_CTC => m::try_leave_inner, m::leave_inner)
 }
 
 /// The master thread at a `master` construct.
@@ -130,12 +185,12 @@ pub unsafe extern "C" fn POMP2_Master_begin(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    on_construct!("POMP2_Master_begin", pomp2_handle, ctc_string => m::enter_inner)
+    on_region!("POMP2_Master_begin", pomp2_handle, ctc_string => m::try_enter_inner, m::enter_inner)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Master_end(pomp2_handle: *mut POMP2_Region_handle) {
-    on_construct!("POMP2_Master_end", pomp2_handle, NO_CTC => m::leave_inner)
+    on_region!("POMP2_Master_end", pomp2_handle, NO_CTC => m::try_leave_inner, m::leave_inner)
 }
 
 /// Every thread at a `critical` construct, outside the mutual exclusion.
@@ -144,12 +199,12 @@ pub unsafe extern "C" fn POMP2_Critical_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    on_construct!("POMP2_Critical_enter", pomp2_handle, ctc_string => m::enter_outer)
+    on_region!("POMP2_Critical_enter", pomp2_handle, ctc_string => m::try_enter_outer, m::enter_outer)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Critical_exit(pomp2_handle: *mut POMP2_Region_handle) {
-    on_construct!("POMP2_Critical_exit", pomp2_handle, NO_CTC => m::leave_outer)
+    on_region!("POMP2_Critical_exit", pomp2_handle, NO_CTC => m::try_leave_outer, m::leave_outer)
 }
 
 /// Inside the mutual exclusion of a `critical` construct.
@@ -169,23 +224,23 @@ pub unsafe extern "C" fn POMP2_Ordered_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    on_construct!("POMP2_Ordered_enter", pomp2_handle, ctc_string => m::enter_outer)
+    on_region!("POMP2_Ordered_enter", pomp2_handle, ctc_string => m::try_enter_outer, m::enter_outer)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Ordered_exit(pomp2_handle: *mut POMP2_Region_handle) {
-    on_construct!("POMP2_Ordered_exit", pomp2_handle, NO_CTC => m::leave_outer)
+    on_region!("POMP2_Ordered_exit", pomp2_handle, NO_CTC => m::try_leave_outer, m::leave_outer)
 }
 
 /// The same thread, while it holds the ordered turn.
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Ordered_begin(pomp2_handle: *mut POMP2_Region_handle) {
-    on_construct!("POMP2_Ordered_begin", pomp2_handle, NO_CTC => m::enter_inner)
+    on_region!("POMP2_Ordered_begin", pomp2_handle, NO_CTC => m::try_enter_inner, m::enter_inner)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Ordered_end(pomp2_handle: *mut POMP2_Region_handle) {
-    on_construct!("POMP2_Ordered_end", pomp2_handle, NO_CTC => m::leave_inner)
+    on_region!("POMP2_Ordered_end", pomp2_handle, NO_CTC => m::try_leave_inner, m::leave_inner)
 }
 
 /// Around an `atomic` statement.
@@ -194,12 +249,12 @@ pub unsafe extern "C" fn POMP2_Atomic_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    on_construct!("POMP2_Atomic_enter", pomp2_handle, ctc_string => m::enter_outer)
+    on_region!("POMP2_Atomic_enter", pomp2_handle, ctc_string => m::try_enter_outer, m::enter_outer)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Atomic_exit(pomp2_handle: *mut POMP2_Region_handle) {
-    on_construct!("POMP2_Atomic_exit", pomp2_handle, NO_CTC => m::leave_outer)
+    on_region!("POMP2_Atomic_exit", pomp2_handle, NO_CTC => m::try_leave_outer, m::leave_outer)
 }
 
 /// Around a `flush`.
@@ -208,12 +263,12 @@ pub unsafe extern "C" fn POMP2_Flush_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    on_construct!("POMP2_Flush_enter", pomp2_handle, ctc_string => m::enter_outer)
+    on_region!("POMP2_Flush_enter", pomp2_handle, ctc_string => m::try_enter_outer, m::enter_outer)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Flush_exit(pomp2_handle: *mut POMP2_Region_handle) {
-    on_construct!("POMP2_Flush_exit", pomp2_handle, NO_CTC => m::leave_outer)
+    on_region!("POMP2_Flush_exit", pomp2_handle, NO_CTC => m::try_leave_outer, m::leave_outer)
 }
 
 /// Every thread at a Fortran `workshare` construct.
@@ -222,12 +277,12 @@ pub unsafe extern "C" fn POMP2_Workshare_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     ctc_string: *const c_char,
 ) {
-    on_construct!("POMP2_Workshare_enter", pomp2_handle, ctc_string => m::enter_outer)
+    on_region!("POMP2_Workshare_enter", pomp2_handle, ctc_string => m::try_enter_outer, m::enter_outer)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Workshare_exit(pomp2_handle: *mut POMP2_Region_handle) {
-    on_construct!("POMP2_Workshare_exit", pomp2_handle, NO_CTC => m::leave_outer)
+    on_region!("POMP2_Workshare_exit", pomp2_handle, NO_CTC => m::try_leave_outer, m::leave_outer)
 }
 
 /// Every thread at an explicit `barrier`.
@@ -237,7 +292,7 @@ pub unsafe extern "C" fn POMP2_Barrier_enter(
     pomp2_old_task: *mut POMP2_Task_handle,
     ctc_string: *const c_char,
 ) {
-    with_construct!("POMP2_Barrier_enter", pomp2_handle, ctc_string, |c| barrier_enter(c) => pomp2_old_task)
+    on_wait!(enter "POMP2_Barrier_enter", pomp2_handle, ctc_string, pomp2_old_task, outer => barrier_enter)
 }
 
 #[no_mangle]
@@ -245,12 +300,7 @@ pub unsafe extern "C" fn POMP2_Barrier_exit(
     pomp2_handle: *mut POMP2_Region_handle,
     pomp2_old_task: POMP2_Task_handle,
 ) {
-    with_construct!(
-        "POMP2_Barrier_exit",
-        pomp2_handle,
-        NO_CTC,
-        |c| barrier_exit(c, pomp2_old_task)
-    )
+    on_wait!(exit "POMP2_Barrier_exit", pomp2_handle, pomp2_old_task, outer => barrier_exit)
 }
 
 /// Every thread at the barrier OPARI2 makes explicit at the end of a construct.
@@ -259,9 +309,7 @@ pub unsafe extern "C" fn POMP2_Implicit_barrier_enter(
     pomp2_handle: *mut POMP2_Region_handle,
     pomp2_old_task: *mut POMP2_Task_handle,
 ) {
-    with_construct!("POMP2_Implicit_barrier_enter", pomp2_handle, NO_CTC, |c| {
-        implicit_barrier_enter(c)
-    } => pomp2_old_task)
+    on_wait!(enter "POMP2_Implicit_barrier_enter", pomp2_handle, NO_CTC, pomp2_old_task, implicit_barrier => implicit_barrier_enter)
 }
 
 #[no_mangle]
@@ -269,9 +317,7 @@ pub unsafe extern "C" fn POMP2_Implicit_barrier_exit(
     pomp2_handle: *mut POMP2_Region_handle,
     pomp2_old_task: POMP2_Task_handle,
 ) {
-    with_construct!("POMP2_Implicit_barrier_exit", pomp2_handle, NO_CTC, |c| {
-        implicit_barrier_exit(c, pomp2_old_task)
-    })
+    on_wait!(exit "POMP2_Implicit_barrier_exit", pomp2_handle, pomp2_old_task, implicit_barrier => implicit_barrier_exit)
 }
 
 /// The encountering thread at a `taskwait`.
@@ -281,7 +327,7 @@ pub unsafe extern "C" fn POMP2_Taskwait_begin(
     pomp2_old_task: *mut POMP2_Task_handle,
     ctc_string: *const c_char,
 ) {
-    with_construct!("POMP2_Taskwait_begin", pomp2_handle, ctc_string, |c| barrier_enter(c) => pomp2_old_task)
+    on_wait!(enter "POMP2_Taskwait_begin", pomp2_handle, ctc_string, pomp2_old_task, outer => barrier_enter)
 }
 
 #[no_mangle]
@@ -289,12 +335,7 @@ pub unsafe extern "C" fn POMP2_Taskwait_end(
     pomp2_handle: *mut POMP2_Region_handle,
     pomp2_old_task: POMP2_Task_handle,
 ) {
-    with_construct!(
-        "POMP2_Taskwait_end",
-        pomp2_handle,
-        NO_CTC,
-        |c| barrier_exit(c, pomp2_old_task)
-    )
+    on_wait!(exit "POMP2_Taskwait_end", pomp2_handle, pomp2_old_task, outer => barrier_exit)
 }
 
 /// The creating thread, before a `task` directive.

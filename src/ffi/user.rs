@@ -8,7 +8,7 @@
 use std::os::raw::c_char;
 
 use super::types::POMP2_USER_Region_handle;
-use super::{construct, ffi_boundary, slot};
+use super::{ffi_boundary, on_region, slot};
 use crate::measure;
 use crate::measure::constructs as m;
 
@@ -52,23 +52,13 @@ pub unsafe extern "C" fn POMP2_Begin(
     pomp2_handle: *mut POMP2_USER_Region_handle,
     ctc_string: *const c_char,
 ) {
-    ffi_boundary!("POMP2_Begin", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, ctc_string, true) } {
-            m::enter_outer(c)
-        }
-    })
+    on_region!("POMP2_Begin", user pomp2_handle, ctc_string => m::try_enter_outer, m::enter_outer)
 }
 
 /// Leaves a user region (`inst end(name)` and every `inst altend(name)`).
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_End(pomp2_handle: *mut POMP2_USER_Region_handle) {
-    ffi_boundary!("POMP2_End", {
-        // SAFETY: the module's contract.
-        if let Some(c) = unsafe { construct(pomp2_handle, std::ptr::null(), true) } {
-            m::leave_outer(c)
-        }
-    })
+    on_region!("POMP2_End", user pomp2_handle, std::ptr::null() => m::try_leave_outer, m::leave_outer)
 }
 
 /// Defines a user region (called by the init file, or lazily by `POMP2_Begin`).

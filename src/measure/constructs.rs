@@ -188,6 +188,36 @@ fn leave_general(region: u32) {
     record(active(false), |loc, t| loc.leave(t, region));
 }
 
+// The entry points of one-event calls try a narrower path first, which calls nothing (see
+// `Location::try_enter_fast`): with no call in it, an entry point needs no stack frame and
+// nothing on that path can panic, so the FFI layer runs it outside its panic boundary and
+// goes to the paths above (in an `extern "C"` function of its own) only when it says no.
+
+/// The Enter of `region` in the common case only: true if it is recorded (or the region is
+/// filtered out), false if the caller has to take the general path. Calls nothing.
+#[inline(always)]
+fn try_enter(region: u32) -> bool {
+    if region == NO_REGION {
+        return true;
+    }
+    let Some((a, loc)) = fast_location() else {
+        return false;
+    };
+    loc.try_enter_fast(a.now(), region)
+}
+
+/// The Leave of `region` in the common case only (as `try_enter`).
+#[inline(always)]
+fn try_leave(region: u32) -> bool {
+    if region == NO_REGION {
+        return true;
+    }
+    let Some((a, loc)) = fast_location() else {
+        return false;
+    };
+    loc.try_leave_fast(a.now(), region)
+}
+
 /// Records a switch back to `old` if another task (`current`) ran on this thread meanwhile.
 #[inline(always)]
 fn switch_back(loc: &mut Location, time: u64, current: i64, old: i64) {
@@ -289,6 +319,30 @@ pub fn leave_outer(c: &Construct) {
     leave(c.outer);
 }
 
+/// `enter_outer` in the common case only (see `try_enter`).
+#[inline(always)]
+pub fn try_enter_outer(c: &Construct) -> bool {
+    try_enter(c.outer)
+}
+
+/// `leave_outer` in the common case only (see `try_enter`).
+#[inline(always)]
+pub fn try_leave_outer(c: &Construct) -> bool {
+    try_leave(c.outer)
+}
+
+/// `enter_inner` in the common case only (see `try_enter`).
+#[inline(always)]
+pub fn try_enter_inner(c: &Construct) -> bool {
+    try_enter(c.inner)
+}
+
+/// `leave_inner` in the common case only (see `try_enter`).
+#[inline(always)]
+pub fn try_leave_inner(c: &Construct) -> bool {
+    try_leave(c.inner)
+}
+
 /// Enter of a construct's inner region (section, single/ordered block, master).
 #[inline(always)]
 pub fn enter_inner(c: &Construct) {
@@ -362,6 +416,32 @@ pub fn wait_enter(region: u32) -> i64 {
         enter_general(true, region);
     }
     old
+}
+
+/// `wait_enter` in the common case only (see `try_enter`): the encountering task if the Enter
+/// is recorded, None if the caller has to take `wait_enter`. Calls nothing.
+#[inline(always)]
+pub fn try_wait_enter(region: u32) -> Option<i64> {
+    if region == NO_REGION {
+        return None;
+    }
+    let (a, loc) = fast_location()?;
+    let old = a.thread().task.get();
+    loc.try_enter_fast(a.now(), region).then_some(old)
+}
+
+/// `wait_exit` in the common case only: no other task ran on this thread meanwhile (so there
+/// is no switch back to record) and the Leave fits (see `try_enter`). False if the caller has
+/// to take `wait_exit`. Calls nothing.
+#[inline(always)]
+pub fn try_wait_exit(region: u32, old: i64) -> bool {
+    if region == NO_REGION {
+        return false;
+    }
+    let Some((a, loc)) = fast_location() else {
+        return false;
+    };
+    a.thread().task.get() == old && loc.try_leave_fast(a.now(), region)
 }
 
 #[inline(always)]

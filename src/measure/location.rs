@@ -114,6 +114,41 @@ impl Location {
         }
     }
 
+    /// `enter_with` without synchronous metrics, in the common case only: the location has a
+    /// writer, room for one more open region and for the record in its chunk, and `time` is
+    /// later than its last. False, with nothing changed, otherwise. Calls nothing.
+    #[inline(always)]
+    pub fn try_enter_fast(&mut self, time: u64, region: u32) -> bool {
+        let Some(w) = self.writer.as_mut() else {
+            return false;
+        };
+        let depth = self.open.len();
+        if depth == self.open.capacity() || !w.try_enter(time, region) {
+            return false;
+        }
+        // SAFETY: `depth < capacity`, checked above: the slot is allocated, and the stack grows
+        // by that one initialised element (a plain `push` would keep its growth call here).
+        unsafe {
+            self.open.as_mut_ptr().add(depth).write(region);
+            self.open.set_len(depth + 1);
+        }
+        true
+    }
+
+    /// `leave_with` without synchronous metrics, in the common case only: `region` is the
+    /// innermost open one and the record fits as for `try_enter_fast`. Calls nothing.
+    #[inline(always)]
+    pub fn try_leave_fast(&mut self, time: u64, region: u32) -> bool {
+        let Some(w) = self.writer.as_mut() else {
+            return false;
+        };
+        if self.open.last() != Some(&region) || !w.try_leave(time, region) {
+            return false;
+        }
+        self.open.pop();
+        true
+    }
+
     /// Leaves `region`. Regions opened after it and not yet left are closed first; a Leave of a
     /// region that is not open is dropped, so the stream stays well nested.
     #[inline(always)]
