@@ -122,6 +122,36 @@ unsafe fn value<T: Copy + Default>(p: *const T) -> T {
 /// result.
 macro_rules! fortran {
     () => {};
+    (
+        $(#[$attr:meta])* $name:ident, $upper:literal: with_ctc $call:ident fast $try:ident;
+        $($rest:tt)*
+    ) => {
+        fortran!(@fast_entry $(#[$attr])* $name, $upper, (h: *mut Handle, ctc: *const c_char, len: Len)
+            // SAFETY: the module's contract.
+            fast { unsafe { fast_construct(h) }.is_some_and(m::$try) }
+            general {
+                // SAFETY: the module's contract.
+                if let Some(c) = unsafe { construct(h, ctc, len, false) } {
+                    m::$call(c)
+                }
+            });
+        fortran!($($rest)*);
+    };
+    (
+        $(#[$attr:meta])* $name:ident, $upper:literal: assigned $call:ident fast $try:ident;
+        $($rest:tt)*
+    ) => {
+        fortran!(@fast_entry $(#[$attr])* $name, $upper, (h: *mut Handle)
+            // SAFETY: the module's contract.
+            fast { unsafe { fast_construct(h) }.is_some_and(m::$try) }
+            general {
+                // SAFETY: the module's contract.
+                if let Some(c) = unsafe { assigned(h) } {
+                    m::$call(c)
+                }
+            });
+        fortran!($($rest)*);
+    };
     ($(#[$attr:meta])* $name:ident, $upper:literal: with_ctc $call:ident; $($rest:tt)*) => {
         fortran!(@entry $(#[$attr])* $name, $upper, (h: *mut Handle, ctc: *const c_char, len: Len) {
             // SAFETY: the module's contract.
@@ -182,6 +212,46 @@ macro_rules! fortran {
                 ffi_boundary!($upper, $body)
             }
 
+            fortran!(@spellings $name, $upper, ($($arg: $ty),*) $(-> $ret)?);
+        }
+    };
+    // An entry with the fast path of `ffi::on_region!`: `$fast` calls nothing and says
+    // whether it did the work; otherwise `$general` runs in a cold `extern "C"` function of
+    // its own (its own panic boundary; it cannot unwind, so the call needs no landing pad).
+    (
+        @fast_entry $(#[$attr:meta])*
+        $name:ident, $upper:literal, ($($arg:ident: $ty:ty),*) fast $fast:block general $general:block
+    ) => {
+        $(#[$attr])*
+        pub mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+
+            /// # Safety
+            /// The contract of `ffi::fortran`.
+            #[cold]
+            #[inline(never)]
+            unsafe extern "C" fn general($($arg: $ty),*) {
+                ffi_boundary!($upper, $general)
+            }
+
+            /// The entry point's work, compiled once and shared by the four spellings.
+            ///
+            /// # Safety
+            /// The contract of `ffi::fortran`.
+            #[inline(never)]
+            pub(super) unsafe fn body($($arg: $ty),*) {
+                if $fast {
+                    return;
+                }
+                // SAFETY: the same contract.
+                unsafe { general($($arg),*) }
+            }
+
+            fortran!(@spellings $name, $upper, ($($arg: $ty),*));
+        }
+    };
+    (@spellings $name:ident, $upper:literal, ($($arg:ident: $ty:ty),*) $(-> $ret:ty)?) => {
             #[export_name = concat!("pomp2_", stringify!($name), "_")]
             pub unsafe extern "C" fn lower_underscore($($arg: $ty),*) $(-> $ret)? {
                 // SAFETY: the same contract.
@@ -205,8 +275,17 @@ macro_rules! fortran {
                 // SAFETY: the same contract.
                 unsafe { body($($arg),*) }
             }
-        }
     };
+}
+
+/// The construct behind an assigned handle, calling nothing (fast paths).
+///
+/// # Safety
+/// `h` is NULL or an OPARI2 handle variable.
+#[inline(always)]
+unsafe fn fast_construct(h: *mut Handle) -> Option<&'static Construct> {
+    // SAFETY: the function's contract; the handle has the size and alignment of a pointer.
+    unsafe { super::assigned(h.cast::<OPARI2_Region_handle>()) }
 }
 
 // ---- parallel regions ---------------------------------------------------------------------
@@ -244,38 +323,38 @@ fortran! {
 
 fortran! {
     // `!$omp do` (the C `POMP2_For_enter`).
-    do_enter, "POMP2_DO_ENTER": with_ctc enter_outer;
-    do_exit, "POMP2_DO_EXIT": assigned leave_outer;
+    do_enter, "POMP2_DO_ENTER": with_ctc enter_outer fast try_enter_outer;
+    do_exit, "POMP2_DO_EXIT": assigned leave_outer fast try_leave_outer;
 
     // OPARI2 calls this without the CTC argument for `!$omp parallel sections` (semantics doc
     // 2.4), so `ctc` and `len` are garbage there. That call always comes with an assigned
     // handle: the combined construct shares the handle of its `pomp2_parallel_fork`, which
     // assigns it first. The string is read only for an empty handle, i.e. only for a plain
     // `!$omp sections`, which does pass it.
-    sections_enter, "POMP2_SECTIONS_ENTER": with_ctc enter_outer;
-    sections_exit, "POMP2_SECTIONS_EXIT": assigned leave_outer;
-    section_begin, "POMP2_SECTION_BEGIN": with_ctc enter_inner;
-    section_end, "POMP2_SECTION_END": assigned leave_inner;
-    single_enter, "POMP2_SINGLE_ENTER": with_ctc enter_outer;
-    single_exit, "POMP2_SINGLE_EXIT": assigned leave_outer;
-    single_begin, "POMP2_SINGLE_BEGIN": assigned enter_inner;
-    single_end, "POMP2_SINGLE_END": assigned leave_inner;
-    master_begin, "POMP2_MASTER_BEGIN": with_ctc enter_inner;
-    master_end, "POMP2_MASTER_END": assigned leave_inner;
-    critical_enter, "POMP2_CRITICAL_ENTER": with_ctc enter_outer;
-    critical_exit, "POMP2_CRITICAL_EXIT": assigned leave_outer;
+    sections_enter, "POMP2_SECTIONS_ENTER": with_ctc enter_outer fast try_enter_outer;
+    sections_exit, "POMP2_SECTIONS_EXIT": assigned leave_outer fast try_leave_outer;
+    section_begin, "POMP2_SECTION_BEGIN": with_ctc enter_inner fast try_enter_inner;
+    section_end, "POMP2_SECTION_END": assigned leave_inner fast try_leave_inner;
+    single_enter, "POMP2_SINGLE_ENTER": with_ctc enter_outer fast try_enter_outer;
+    single_exit, "POMP2_SINGLE_EXIT": assigned leave_outer fast try_leave_outer;
+    single_begin, "POMP2_SINGLE_BEGIN": assigned enter_inner fast try_enter_inner;
+    single_end, "POMP2_SINGLE_END": assigned leave_inner fast try_leave_inner;
+    master_begin, "POMP2_MASTER_BEGIN": with_ctc enter_inner fast try_enter_inner;
+    master_end, "POMP2_MASTER_END": assigned leave_inner fast try_leave_inner;
+    critical_enter, "POMP2_CRITICAL_ENTER": with_ctc enter_outer fast try_enter_outer;
+    critical_exit, "POMP2_CRITICAL_EXIT": assigned leave_outer fast try_leave_outer;
     critical_begin, "POMP2_CRITICAL_BEGIN": assigned critical_begin;
     critical_end, "POMP2_CRITICAL_END": assigned critical_end;
-    ordered_enter, "POMP2_ORDERED_ENTER": with_ctc enter_outer;
-    ordered_exit, "POMP2_ORDERED_EXIT": assigned leave_outer;
-    ordered_begin, "POMP2_ORDERED_BEGIN": assigned enter_inner;
-    ordered_end, "POMP2_ORDERED_END": assigned leave_inner;
-    atomic_enter, "POMP2_ATOMIC_ENTER": with_ctc enter_outer;
-    atomic_exit, "POMP2_ATOMIC_EXIT": assigned leave_outer;
-    flush_enter, "POMP2_FLUSH_ENTER": with_ctc enter_outer;
-    flush_exit, "POMP2_FLUSH_EXIT": assigned leave_outer;
-    workshare_enter, "POMP2_WORKSHARE_ENTER": with_ctc enter_outer;
-    workshare_exit, "POMP2_WORKSHARE_EXIT": assigned leave_outer;
+    ordered_enter, "POMP2_ORDERED_ENTER": with_ctc enter_outer fast try_enter_outer;
+    ordered_exit, "POMP2_ORDERED_EXIT": assigned leave_outer fast try_leave_outer;
+    ordered_begin, "POMP2_ORDERED_BEGIN": assigned enter_inner fast try_enter_inner;
+    ordered_end, "POMP2_ORDERED_END": assigned leave_inner fast try_leave_inner;
+    atomic_enter, "POMP2_ATOMIC_ENTER": with_ctc enter_outer fast try_enter_outer;
+    atomic_exit, "POMP2_ATOMIC_EXIT": assigned leave_outer fast try_leave_outer;
+    flush_enter, "POMP2_FLUSH_ENTER": with_ctc enter_outer fast try_enter_outer;
+    flush_exit, "POMP2_FLUSH_EXIT": assigned leave_outer fast try_leave_outer;
+    workshare_enter, "POMP2_WORKSHARE_ENTER": with_ctc enter_outer fast try_enter_outer;
+    workshare_exit, "POMP2_WORKSHARE_EXIT": assigned leave_outer fast try_leave_outer;
 }
 
 // ---- barriers and taskwait ----------------------------------------------------------------
@@ -388,7 +467,7 @@ fortran! {
     }
 
     // `!$pomp inst end(name)` and every `!$pomp inst altend(name)`.
-    end, "POMP2_END": assigned leave_outer;
+    end, "POMP2_END": assigned leave_outer fast try_leave_outer;
 
     /// `!$pomp inst init`.
     init, "POMP2_INIT", () {
