@@ -32,8 +32,10 @@
 //! time`, summed from the library's `POMPTRACE_VERBOSE=2` line of each timed recording run: the
 //! share of a core the writer and its buffer preparation took from the program.
 //!
-//! Run: `cargo run --release --example syncbench [-- --quick] [--threads 1,2] [--outer 100]`
-//! (thread counts by default: 1, 2 and nproc).
+//! Run: `cargo run --release --example syncbench [-- --quick] [--threads 1,2] [--outer 100]
+//! [--constructs barrier,parallel]` (thread counts by default: 1, 2 and nproc; every construct).
+//! `--outer` above 100 makes more rounds of 4 repetitions (up to 250), for a smaller ± on a
+//! noisy row.
 //! (about 3 minutes on 2 idle cores; `--quick`: 20 repetitions instead of 100, about 40 s).
 
 #[path = "common/library_dir.rs"]
@@ -50,7 +52,8 @@ use std::time::Instant;
 
 use pomptrace::otf2::{ArchiveReader, GlobalDef};
 
-const USAGE: &str = "usage: syncbench [--quick] [--threads 1,2,4] [--outer N]";
+const USAGE: &str =
+    "usage: syncbench [--quick] [--threads 1,2,4] [--outer N] [--constructs barrier,parallel]";
 
 /// The constructs whose instances the team shares (each thread runs a part of them): their
 /// events are counted over all locations. Every thread executes each instance of the others,
@@ -318,6 +321,7 @@ fn main() {
     threads.sort_unstable();
     threads.dedup();
     let mut outer: Option<u32> = None;
+    let mut only: Option<Vec<String>> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -339,15 +343,20 @@ fn main() {
                     _ => usage(&format!("bad repetition count `{n}`")),
                 };
             }
+            "--constructs" => {
+                let list = args.next().unwrap_or_else(|| usage(""));
+                only = Some(list.split(',').map(|c| c.trim().to_string()).collect());
+            }
             _ => usage(&format!("unknown argument `{arg}`")),
         }
     }
     // Repetitions per configuration, split into rounds so that a change in the machine's load
     // falls on all three configurations alike.
     let total = outer.unwrap_or(if quick { 20 } else { 100 });
-    // Rounds of about 4 repetitions (at least 3 rounds, at most 25), for the median of the
-    // rounds' differences.
-    let rounds = (total / 4).clamp(3, 25).min(total);
+    // Rounds of about 4 repetitions (at least 3 rounds), for the median of the rounds'
+    // differences; more than 25 only when asked for with --outer (a small ± on a noisy row).
+    let most_rounds = if outer.is_some() { 250 } else { 25 };
+    let rounds = (total / 4).clamp(3, most_rounds).min(total);
     let per_round = total.div_ceil(rounds);
 
     let lib = library_dir::fresh_library_dir();
@@ -359,8 +368,21 @@ fn main() {
         instrumented: &builds.instrumented,
         traces: &scratch.traces,
     };
-    let constructs = constructs(&builds.plain);
+    let mut constructs = constructs(&builds.plain);
     assert!(!constructs.is_empty(), "syncbench --list printed nothing");
+    if let Some(only) = &only {
+        if let Some(unknown) = only
+            .iter()
+            .find(|c| !constructs.iter().any(|(n, _)| n == *c))
+        {
+            let known: Vec<&str> = constructs.iter().map(|(n, _)| n.as_str()).collect();
+            usage(&format!(
+                "no construct `{unknown}` (there are {})",
+                known.join(", ")
+            ));
+        }
+        constructs.retain(|(name, _)| only.contains(name));
+    }
     println!(
         "syncbench: {}; {rounds} rounds x {per_round} repetitions per configuration",
         machine_line()
