@@ -353,10 +353,9 @@ fn main() {
     // Repetitions per configuration, split into rounds so that a change in the machine's load
     // falls on all three configurations alike.
     let total = outer.unwrap_or(if quick { 20 } else { 100 });
-    // Rounds of about 4 repetitions (at least 3 rounds), for the median of the rounds'
-    // differences; more than 25 only when asked for with --outer (a small ± on a noisy row).
-    let most_rounds = if outer.is_some() { 250 } else { 25 };
-    let rounds = (total / 4).clamp(3, most_rounds).min(total);
+    // Rounds of about 4 repetitions (at least 3, at most 250), for the median of the rounds'
+    // differences: 25 and 5 by default, more with a larger --outer (a small ± on a noisy row).
+    let rounds = (total / 4).clamp(3, 250).min(total);
     let per_round = total.div_ceil(rounds);
 
     let lib = library_dir::fresh_library_dir();
