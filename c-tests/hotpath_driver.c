@@ -5,10 +5,13 @@
  *
  * The same pair on a second construct, in a file named `filtered.c`, is timed as well: run with a
  * filter file excluding it (POMPTRACE_FILTERING_FILE), that is the cost of a filtered region.
+ * And the first pair again with recording switched off (POMP2_Off, `#pragma pomp inst off`):
+ * the cost of a paused region.
  *
  * Usage: hotpath_driver PAIRS [--at-once] [THREADS...]
  * prints: pair_ns=<ns per enter+exit pair> tsc_ns=<ns per rdtsc>
  *         filtered_pair_ns=<ns per pair of the second construct>   (on the initial thread)
+ *         paused_pair_ns=<ns per pair while recording is off>     (on the initial thread)
  *         threads=<T> pair_ns=<ns per pair, mean over T threads recording at the same time>
  *                     tsc_ns=<ns per rdtsc, mean over T threads reading at the same time>
  * --at-once: only the threads-at-once loops (no one-thread rounds before them, so that the
@@ -26,6 +29,7 @@
 #include <omp.h>
 
 #include <opari2/pomp2_lib.h>
+#include <opari2/pomp2_user_lib.h>
 
 static OPARI2_Region_handle handle = NULL;
 #define CTC "60*regionType=atomic*sscl=hotpath.c:10:10*escl=hotpath.c:11:11**"
@@ -52,7 +56,7 @@ int main(int argc, char **argv)
     POMP2_Atomic_enter(&filtered_handle, FILTERED_CTC);
     POMP2_Atomic_exit(&filtered_handle);
 
-    double best_tsc = 1e9, best_pair = 1e9, best_filtered = 1e9;
+    double best_tsc = 1e9, best_pair = 1e9, best_filtered = 1e9, best_paused = 1e9;
     for (int round = 0; round < (at_once_only ? 0 : 5); round++) {
         double t0 = seconds();
         for (long i = 0; i < pairs; i++) {
@@ -69,15 +73,24 @@ int main(int argc, char **argv)
             POMP2_Atomic_exit(&filtered_handle);
         }
         double t3 = seconds();
+        POMP2_Off();
+        for (long i = 0; i < pairs; i++) {
+            POMP2_Atomic_enter(&handle, CTC);
+            POMP2_Atomic_exit(&handle);
+        }
+        POMP2_On();
+        double t4 = seconds();
         double tsc = (t1 - t0) / pairs * 1e9, pair = (t2 - t1) / pairs * 1e9;
-        double filtered = (t3 - t2) / pairs * 1e9;
+        double filtered = (t3 - t2) / pairs * 1e9, paused = (t4 - t3) / pairs * 1e9;
         if (tsc < best_tsc) best_tsc = tsc;
         if (pair < best_pair) best_pair = pair;
         if (filtered < best_filtered) best_filtered = filtered;
+        if (paused < best_paused) best_paused = paused;
     }
     if (!at_once_only) {
         printf("pair_ns=%.3f tsc_ns=%.3f\n", best_pair, best_tsc);
         printf("filtered_pair_ns=%.3f\n", best_filtered);
+        printf("paused_pair_ns=%.3f\n", best_paused);
     }
 
     /* The same loop on T threads at once: each thread records into its own location. */

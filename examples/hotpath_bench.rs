@@ -9,6 +9,7 @@
 //! of each figure is kept. The driver also times the same pair on a construct that a filter file
 //! (POMPTRACE_FILTERING_FILE) excludes, checked absent from the trace. The last lines are
 //! `hotpath so: filtered enter+exit F ns, recorded enter+exit P ns, ratio F/P = Q` (and `a`),
+//! `hotpath so: paused (POMP2_Off) enter+exit ...` for the same pair with recording off,
 //! `hotpath so: event X ns, tsc Y ns, ratio X/Y = R`, the same for `a`, and
 //! `hotpath threads so: T at once = Z x one thread (a bare TSC read: W x; event / TSC read, both
 //! at T at once = R)` (and `a`) for each T > 1: W is the machine's own slowdown with T threads
@@ -44,6 +45,8 @@ struct Best {
     pair_ns: f64,
     tsc_ns: f64,
     filtered_pair_ns: f64,
+    /// The recorded pair again while recording is off (`POMP2_Off`).
+    paused_pair_ns: f64,
     /// Regions of the filtered construct defined in a trace (none when the filter works).
     filtered_regions: usize,
     /// (threads at once, ns per pair, ns per bare TSC read with as many threads at once)
@@ -118,14 +121,16 @@ fn run_driver(exe: &Path, run: &DriverRun, best: &mut Best) {
             keep_threads_min(&mut best.threads, figures);
         } else if let Some(filtered) = field(line, "filtered_pair_ns=") {
             keep_min(&mut best.filtered_pair_ns, filtered);
+        } else if let Some(paused) = field(line, "paused_pair_ns=") {
+            keep_min(&mut best.paused_pair_ns, paused);
         } else if let (Some(pair), Some(tsc)) = (field(line, "pair_ns="), field(line, "tsc_ns=")) {
             keep_min(&mut best.pair_ns, pair);
             keep_min(&mut best.tsc_ns, tsc);
         }
     }
     assert!(
-        best.pair_ns > 0.0 && best.filtered_pair_ns > 0.0,
-        "no pair_ns= or filtered_pair_ns= in the output of {}",
+        best.pair_ns > 0.0 && best.filtered_pair_ns > 0.0 && best.paused_pair_ns > 0.0,
+        "no pair_ns=, filtered_pair_ns= or paused_pair_ns= in the output of {}",
         exe.display()
     );
 }
@@ -392,6 +397,16 @@ fn main() {
             best.filtered_pair_ns,
             best.pair_ns,
             best.filtered_pair_ns / best.pair_ns
+        );
+    }
+    for (variant, best) in variants.iter().zip(&best) {
+        println!(
+            "hotpath {}: paused (POMP2_Off) enter+exit {:.2} ns, recorded enter+exit {:.2} ns, \
+             ratio = {:.3}",
+            variant.name,
+            best.paused_pair_ns,
+            best.pair_ns,
+            best.paused_pair_ns / best.pair_ns
         );
     }
     for (variant, best) in variants.iter().zip(&best) {

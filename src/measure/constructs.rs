@@ -123,21 +123,25 @@ pub(super) fn record(a: Option<Active>, f: impl FnOnce(&mut Location, u64)) {
 // One-event calls (Enter, Leave, the exit of a wait) have a fast path for the common state
 // of a run (`active_fast`), written out so that it inlines into each entry point with nothing
 // out of line but the encoder's own rare cases; everything else (measurement not running or
-// to be started, recording off, another clock, metrics, a thread without state or location,
+// to be started, another clock, metrics, a thread without state or location,
 // membarrier not registered yet) takes the general path, out of line. Both record the same.
-// A measurement that has ended (disabled, finished) skips the general path too, checked only
-// after the fast path missed.
+// A call with nothing to record (the measurement disabled or finished, or recording off)
+// skips the general path too, checked only after the fast path missed.
 
-/// Whether the measurement has ended for good (`HOT_ENDED`): nothing will be recorded.
+/// Whether this call has nothing to record: the measurement has ended for good (`HOT_ENDED`),
+/// or it runs with recording off (`POMP2_Off`, `inst off`). Then a one-event call skips the
+/// general path, so a paused region costs what a disabled one does.
 #[inline(always)]
-fn ended() -> bool {
-    super::hot() & super::HOT_ENDED != 0
+fn nothing_to_record() -> bool {
+    let hot = super::hot();
+    hot & super::HOT_ENDED != 0
+        || hot & (super::HOT_RUNNING | super::HOT_RECORDING) == super::HOT_RUNNING
 }
 
 /// One Enter of `region`, if recording; `start`: the call may start the measurement.
 #[inline(always)]
 fn enter(start: bool, region: u32) {
-    if region != NO_REGION && !enter_fast(region) && !ended() {
+    if region != NO_REGION && !enter_fast(region) && !nothing_to_record() {
         enter_general(start, region);
     }
 }
@@ -168,7 +172,7 @@ fn enter_general(start: bool, region: u32) {
 /// One Leave of `region`, if recording.
 #[inline(always)]
 fn leave(region: u32) {
-    if region != NO_REGION && !leave_fast(region) && !ended() {
+    if region != NO_REGION && !leave_fast(region) && !nothing_to_record() {
         leave_general(region);
     }
 }
@@ -412,7 +416,7 @@ pub fn wait_enter(region: u32) -> i64 {
         return old;
     }
     let old = tasks::current();
-    if !ended() {
+    if !nothing_to_record() {
         enter_general(true, region);
     }
     old
@@ -458,7 +462,7 @@ pub fn wait_exit(region: u32, old: i64) {
     if region == NO_REGION {
         tasks::set_current(old);
     } else if !wait_exit_fast(region, old) {
-        if ended() {
+        if nothing_to_record() {
             tasks::set_current(old);
         } else {
             wait_exit_general(region, old);
