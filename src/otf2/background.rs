@@ -11,21 +11,25 @@
 //! once and from then on every full chunk as it fills. Kept chunks are lost if the process is
 //! killed.
 //!
-//! Fresh memory is expensive to touch (a page fault per 4 KiB: 0.6–0.8 ns per byte measured
-//! on the development VM, close to one event's whole cost). The pool's buffers after the first
-//! are slots of one region of transparent huge pages where the kernel has them
-//! ([`super::chunk_buffer`]: a seventh of that cost), and where it can, the producer does not
-//! touch fresh memory at all:
+//! Fresh memory is expensive to touch (a page fault per 4 KiB: 0.3–0.8 ns per byte measured
+//! on the development VM, close to one event's whole cost), and where it can, the producer
+//! does not touch fresh memory at all:
 //! once its first chunk is full, a sink keeps two buffers of its pool in preparation on a
 //! second thread, which faults their pages in (`MADV_POPULATE_WRITE`) and hands them back, and
-//! the producer continues in one of them when its chunk is full. That thread runs in the idle
-//! scheduling class, so it only uses a core nobody else wants (one thread of a one-thread
-//! program, or the cores of threads waiting at a barrier): with every core busy it falls
-//! behind, and a buffer whose preparation has not come back in time is not waited for: the
-//! producer takes a fresh one, as without preparation; while the pool may grow, the late one is
-//! used next, and once it may not, it is freed when it comes (so the pool may exceed its size
-//! by one buffer for that moment). A run that never fills a chunk never prepares one: a
-//! starved idle-class thread with work left would hold up the process's exit.
+//! the producer continues in one of them when its chunk is full. Those buffers are slots of one
+//! region of transparent huge pages where the kernel has them ([`super::chunk_buffer`]): one
+//! fault per 2 MiB, a fifth of the 4 KiB pages' cost when the memory was used before, but
+//! four times it on a VM whose host reclaims the guest's free memory (1.5–1.7 ns per byte
+//! measured there, 3.5 ms for one huge page). That thread runs in the idle scheduling class,
+//! so it only uses a core nobody else wants (one thread of a one-thread program, or the cores
+//! of threads waiting at a barrier): with every core busy it falls behind, and a buffer whose
+//! preparation has not come back in time is not waited for: the producer takes a fresh one
+//! from the heap (4 KiB pages, faulted in as it writes: a huge page's fault would stop the
+//! producer for milliseconds at once, and a team that waits for it at its next barrier with
+//! it); while the pool may grow, the late one is used next, and once it may not, it is freed
+//! when it comes (so the pool may exceed its size by one buffer for that moment). A run that
+//! never fills a chunk never prepares one: a starved idle-class thread with work left would
+//! hold up the process's exit.
 //!
 //! The sinks of one writer may share a limit on the buffers they allocate
 //! ([`BackgroundWriter::limit_buffers`]): beyond its first two buffers a sink takes each new
@@ -209,7 +213,8 @@ impl BackgroundWriter {
             orphaned: 0,
             chunk_size,
             // The producer's first buffer is its own (a thread that records little touches few
-            // pages of it); the rest of the pool, used once that one is full, is one region.
+            // pages of it); the buffers prepared for it once that one is full are slots of one
+            // region.
             slots: HugePageSlots::new(chunk_size, buffers - 1),
             buffers_left: buffers - 1,
             kept: VecDeque::new(),
@@ -349,11 +354,18 @@ impl BackgroundSink {
         self.queue_all_kept();
     }
 
-    /// A newly allocated buffer (its pages are not touched yet).
-    fn fresh_buffer(&mut self) -> ChunkBuffer {
+    /// A newly allocated buffer for the preparing thread to fault in: a huge-page slot while
+    /// there is one.
+    fn buffer_to_prepare(&mut self) -> ChunkBuffer {
         self.slots
             .take()
             .unwrap_or_else(|| ChunkBuffer::zeroed(self.chunk_size))
+    }
+
+    /// A newly allocated buffer the producer faults in itself, a 4 KiB page at a time as it
+    /// writes (never a huge-page slot: see the module's comment).
+    fn fresh_buffer(&self) -> ChunkBuffer {
+        ChunkBuffer::zeroed(self.chunk_size)
     }
 
     /// Whether the pool may grow by one buffer: within its own size, and beyond its first two
@@ -384,7 +396,7 @@ impl BackgroundSink {
             self.preparing += 1;
             let job = Preparation {
                 target: self.target.clone(),
-                buffer: self.fresh_buffer(),
+                buffer: self.buffer_to_prepare(),
             };
             let Some(preparations) = &self.preparations else {
                 return;
@@ -627,6 +639,39 @@ mod tests {
         assert_eq!(taken[0], 3);
         assert_eq!(sink.orphaned, 0);
         assert_eq!(sink.preparing, 0);
+        sink.finish().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_producer_never_faults_in_a_huge_page_itself() {
+        let dir = crate::otf2::test_dir("background-huge");
+        let writer = BackgroundWriter::spawn("huge-test").unwrap();
+        let file = ChunkFile::create(&dir.join("a.evt")).unwrap();
+        let chunk = 1 << 20;
+        let mut sink = writer.sink(file, chunk, chunk, 8);
+        sink.keep_in_memory(7);
+        // A preparing thread that never answers: every buffer after the first preparations is
+        // one the producer takes for itself.
+        let (silent, jobs) = mpsc::channel::<Preparation>();
+        sink.preparations = Some(silent);
+        let mut buffer = ChunkBuffer::zeroed(chunk);
+        for _ in 0..5 {
+            buffer = sink.submit(buffer, chunk);
+            assert!(
+                !buffer.is_region_slot(),
+                "the producer's own buffer is from the heap"
+            );
+        }
+        let prepared: Vec<ChunkBuffer> = jobs.try_iter().map(|job| job.buffer).collect();
+        assert!(!prepared.is_empty(), "buffers were put in preparation");
+        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .is_ok_and(|mode| !mode.contains("[never]"));
+        assert_eq!(
+            prepared.iter().all(ChunkBuffer::is_region_slot),
+            thp,
+            "prepared buffers are huge-page slots where the kernel has them"
+        );
         sink.finish().unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }

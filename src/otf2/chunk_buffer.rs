@@ -1,12 +1,15 @@
 //! Memory for chunk buffers: an ordinary heap allocation, or one slot of a region of huge pages.
 //!
-//! Touching fresh memory costs a page fault per 4 KiB page (0.7–0.8 ms per MiB measured on the
-//! development VM, about 12 ns for a 15-byte event: as much as recording the event). A pool of
-//! chunk buffers that a producer fills once is fresh memory throughout, and when every core runs
-//! a recording thread nobody else can fault it in beforehand. In a region backed by transparent
-//! huge pages a fault maps 2 MiB at once: 0.11–0.12 ms per MiB measured, a seventh of the cost.
-//! The region is only reserved when it is created; a huge page is faulted in (and counts as
-//! memory) when a buffer in it is first written.
+//! Touching fresh memory costs a page fault per 4 KiB page (0.3–0.8 ms per MiB measured on the
+//! development VM, 5–12 ns for a 15-byte event: up to as much as recording the event). A pool
+//! of chunk buffers that a producer fills once is fresh memory throughout, and when every core
+//! runs a recording thread nobody else can fault it in beforehand. In a region backed by
+//! transparent huge pages a fault maps 2 MiB at once: 0.08–0.12 ms per MiB measured when the
+//! memory was used before, but 1.5–1.8 ms per MiB (3.5 ms for one huge page) where a VM's host
+//! has reclaimed the guest's free memory, so only the preparing thread of
+//! [`super::background`] faults region slots in, never a program's thread. The region is only
+//! reserved when it is created; a huge page is faulted in (and counts as memory) when a buffer
+//! in it is first written.
 
 use std::ops::{Deref, DerefMut};
 use std::ptr::NonNull;
@@ -37,6 +40,11 @@ impl ChunkBuffer {
             len,
             region: None,
         }
+    }
+
+    /// Whether this buffer is a slot of a huge-page region (not a heap allocation).
+    pub fn is_region_slot(&self) -> bool {
+        self.region.is_some()
     }
 
     /// A buffer of no bytes (a placeholder while the real one is handed over).
