@@ -32,11 +32,20 @@
 //! time`, summed from the library's `POMPTRACE_VERBOSE=2` line of each timed recording run: the
 //! share of a core the writer and its buffer preparation took from the program.
 //!
+//! Each round also runs the recording build once with `--paired`: recording switched on and
+//! off (`POMP2_On` / `POMP2_Off`) from one repetition to the next inside one process, in pairs.
+//! Its *paired* figure, the median over the rounds of each run's mean (on − off) per pair, is
+//! free of what differs from one process to the next (on a shared VM, run-to-run differences
+//! of the same binary exceed the cost being measured). Recording off keeps the team structure of
+//! parallel regions, so it is divided by the events recording off leaves out: *events* less
+//! *off events*, the events per construct counted in traces recorded with `--recording-off`.
+//! `syncbench T threads: worst paired ns/event ÷ tsc = R (construct)` ends each thread count.
+//!
 //! Run: `cargo run --release --example syncbench [-- --quick] [--threads 1,2] [--outer 100]
 //! [--constructs barrier,parallel]` (thread counts by default: 1, 2 and nproc; every construct).
 //! `--outer` above 100 makes more rounds of 4 repetitions (up to 250), for a smaller ± on a
 //! noisy row.
-//! (about 3 minutes on 2 idle cores; `--quick`: 20 repetitions instead of 100, about 40 s).
+//! (about 4 minutes on 2 idle cores; `--quick`: 20 repetitions instead of 100, about 50 s).
 
 #[path = "common/library_dir.rs"]
 mod library_dir;
@@ -82,6 +91,8 @@ enum Config {
     Plain,
     Off,
     On,
+    /// Recording, switched on and off between repetitions (`--paired`).
+    Paired,
 }
 
 const CONFIGS: [Config; 3] = [Config::Plain, Config::Off, Config::On];
@@ -94,6 +105,8 @@ struct Measured {
     min_us: f64,
     /// Constructs per repetition.
     inner: u32,
+    /// `--paired` runs: the mean over the pairs of on − off, µs per construct.
+    paired_us: Option<f64>,
 }
 
 /// What one run of the C program printed.
@@ -137,7 +150,7 @@ impl Bench<'_> {
             Config::On => {
                 cmd.env("POMPTRACE_VERBOSE", "2");
             }
-            Config::Plain => {}
+            Config::Plain | Config::Paired => {}
         }
         let out = cmd.output().expect("run syncbench");
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -155,11 +168,18 @@ impl Bench<'_> {
         output
     }
 
-    /// Events written per construct, from two recorded runs of `construct` alone.
-    fn events_per_construct(&self, construct: &str, threads: usize, delay: u32) -> f64 {
+    /// Events written per construct, from two recorded runs of `construct` alone (with
+    /// `extra` arguments: `--recording-off` counts the events recording off keeps).
+    fn events_per_construct(
+        &self,
+        construct: &str,
+        threads: usize,
+        delay: u32,
+        extra: &[&str],
+    ) -> f64 {
         let mut counts = Vec::new();
         for inner in [COUNT_INNER, 2 * COUNT_INNER] {
-            let args = [
+            let mut args: Vec<String> = [
                 "--only",
                 construct,
                 "--outer",
@@ -169,7 +189,9 @@ impl Bench<'_> {
                 "--delay",
                 &delay.to_string(),
             ]
-            .map(String::from);
+            .map(String::from)
+            .to_vec();
+            args.extend(extra.iter().map(|a| a.to_string()));
             let trace = format!("count-{construct}-{inner}");
             let out = self.run(Config::On, threads, &args, &trace);
             let actual_inner = out.measured[0].inner;
@@ -239,6 +261,9 @@ fn parse(text: &str) -> RunOutput {
                 mean_us: number(line, "us="),
                 min_us: number(line, "min_us="),
                 inner: number(line, "inner=") as u32,
+                paired_us: line
+                    .contains(" paired_us=")
+                    .then(|| number(line, "paired_us=")),
             })
             .collect(),
         writer_ms: None,
@@ -290,7 +315,11 @@ struct Row {
     round_means: [Vec<f64>; 3],
     /// The same, each round's fastest repetition.
     round_bests: [Vec<f64>; 3],
+    /// Each round's `--paired` run: mean on − off per pair, µs per construct.
+    round_paired: Vec<f64>,
     events: f64,
+    /// Events per construct that recording off still writes.
+    events_off: f64,
     table_events: u32,
     tsc_ns: f64,
 }
@@ -404,7 +433,9 @@ fn main() {
                 threads: n,
                 round_means: Default::default(),
                 round_bests: Default::default(),
+                round_paired: Vec::new(),
                 events: 0.0,
+                events_off: 0.0,
                 table_events: *table_events,
                 tsc_ns: 0.0,
             });
@@ -441,12 +472,35 @@ fn main() {
                     row.round_means[slot].push(measured.mean_us);
                     row.round_bests[slot].push(measured.min_us);
                 }
+                // The paired run: as many pairs as the others have repetitions.
+                let mut args = vec![
+                    "--only".to_string(),
+                    row.construct.clone(),
+                    "--outer".into(),
+                    (2 * per_round).to_string(),
+                    "--paired".into(),
+                ];
+                if let Some(d) = delay {
+                    args.extend(["--delay".into(), d.to_string()]);
+                }
+                if let Some(i) = inner.get(&row.construct) {
+                    args.extend(["--inner".into(), i.to_string()]);
+                }
+                let out = bench.run(Config::Paired, n, &args, "timed");
+                let _ = std::fs::remove_dir_all(scratch.traces.join("timed"));
+                let paired = out.measured[0]
+                    .paired_us
+                    .expect("a --paired run prints paired_us=");
+                row.round_paired.push(paired);
             }
         }
         let timed = started.elapsed();
         writer_share.push((n, writer));
         for row in &mut rows[first..] {
-            row.events = bench.events_per_construct(&row.construct, n, delay.unwrap_or(1));
+            let delay = delay.unwrap_or(1);
+            row.events = bench.events_per_construct(&row.construct, n, delay, &[]);
+            row.events_off =
+                bench.events_per_construct(&row.construct, n, delay, &["--recording-off"]);
             row.tsc_ns = tsc_ns;
         }
         eprintln!(
@@ -467,6 +521,13 @@ fn main() {
         if let Some((ratio, row)) = worst(&rows, n, best_ns_per_event) {
             println!(
                 "syncbench {n} threads: worst best ns/event ÷ tsc = {ratio:.2} ({})",
+                row.construct
+            );
+        }
+        if let Some((ratio, row)) = worst(&rows, n, paired_ns_per_event) {
+            let noise = if paired_is_noise(row) { "~" } else { "" };
+            println!(
+                "syncbench {n} threads: worst paired ns/event ÷ tsc = {ratio:.2}{noise} ({})",
                 row.construct
             );
         }
@@ -566,13 +627,35 @@ fn ns_per_event(row: &Row) -> f64 {
     added(row).0 * 1e3 / row.events
 }
 
+/// Events per construct that recording off leaves out: what the paired figure pays for.
+fn events_left_out(row: &Row) -> f64 {
+    row.events - row.events_off
+}
+
+/// The paired runs' on − off per event left out, in ns (NaN where recording off leaves out
+/// nothing).
+fn paired_ns_per_event(row: &Row) -> f64 {
+    let events = events_left_out(row);
+    if events < 0.5 {
+        return f64::NAN;
+    }
+    median(&row.round_paired) * 1e3 / events
+}
+
+/// The paired figure is within two standard errors of zero.
+fn paired_is_noise(row: &Row) -> bool {
+    let (paired, error) = median_with_error(&row.round_paired);
+    paired.abs() < 2.0 * error
+}
+
 fn print_table(rows: &[Row]) {
     println!();
     println!(
         "| construct | threads | plain µs | off µs | on µs | added µs | ± µs | events | table \
-         | ns/event | ÷ tsc | best ns/event | best ÷ tsc |"
+         | ns/event | ÷ tsc | best ns/event | best ÷ tsc | off events | paired µs | ± µs \
+         | paired ns/event | paired ÷ tsc |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     let mut order: Vec<&str> = Vec::new();
     for row in rows {
         if !order.contains(&row.construct.as_str()) {
@@ -599,10 +682,20 @@ fn print_table(rows: &[Row]) {
             };
             let per_event = ns_per_event(row);
             let best_per_event = best_ns_per_event(row);
+            let (paired, paired_error) = median_with_error(&row.round_paired);
+            let paired_noise = if paired_is_noise(row) {
+                noisy += 1;
+                "~"
+            } else {
+                ""
+            };
+            let paired_per_event = paired_ns_per_event(row);
             println!(
                 "| {construct} | {} | {:.3} | {:.3} | {:.3} | {added:.3}{noise} | {error:.3} \
                  | {:.3}{differs} | {} | {per_event:.1}{noise} | {:.2}{noise} \
-                 | {best_per_event:.1} | {:.2} |",
+                 | {best_per_event:.1} | {:.2} | {:.3} | {paired:.3}{paired_noise} \
+                 | {paired_error:.3} | {paired_per_event:.1}{paired_noise} \
+                 | {:.2}{paired_noise} |",
                 row.threads,
                 plain,
                 off,
@@ -611,6 +704,8 @@ fn print_table(rows: &[Row]) {
                 row.table_events,
                 per_event / row.tsc_ns,
                 best_per_event / row.tsc_ns,
+                row.events_off,
+                paired_per_event / row.tsc_ns,
             );
         }
     }
@@ -622,12 +717,16 @@ fn print_table(rows: &[Row]) {
          written per construct, counted in \
          traces (critical path: the master's location, all locations for {}, the team's mean for \
          {}); table: the program's expected count; ÷ tsc: ns/event over one TSC read; best: the same from each \
-         round's fastest repetition of off and of on.",
+         round's fastest repetition of off and of on; off events: written per construct with \
+         recording off (POMP2_Off); paired: recording switched on and off between the \
+         repetitions of one run, the median over the rounds of each run's mean on − off per \
+         pair, ± its robust standard error, per event that recording off leaves out (events − \
+         off events).",
         SHARED_CONSTRUCTS.join(", "),
         EXECUTOR_VARIES.join(", ")
     );
     if noisy > 0 {
-        println!("~ marks {noisy} row(s) whose added time is within two standard errors of zero.");
+        println!("~ marks {noisy} figure(s), added or paired, within two standard errors of zero.");
     }
     if mismatched > 0 {
         println!(

@@ -17,6 +17,7 @@
  * size.
  *
  * Usage: syncbench [--quick] [--only NAME[,NAME...]] [--inner N] [--outer N] [--delay N]
+ *                  [--paired | --recording-off]
  *        syncbench --list
  *   --quick   10 timed repetitions instead of 40 (each test takes at least 5 ms)
  *   --only    run only the named constructs
@@ -25,9 +26,19 @@
  *   --delay   fix the iterations of the delay loop (no calibration), so that several runs
  *             time the same delay
  *   --list    print `construct=NAME events=E` for every construct and exit
+ *   --paired  (instrumented build) switch recording on and off (POMP2_On / POMP2_Off) from one
+ *             repetition to the next, in pairs (on, off) and (off, on) by turns, and print
+ *             paired_us=: the mean over the pairs of (on - off) per construct. Both sides of a
+ *             difference run in the same process within milliseconds, so neither the host's
+ *             slow and fast periods nor what differs from process to process (placement of
+ *             threads and memory) enter it. Recording off keeps the team structure of parallel
+ *             regions (fork, team begin/end, the region's Enter/Leave, join): paired_us= is the
+ *             cost of the events POMP2_Off leaves out.
+ *   --recording-off  (instrumented build) POMP2_Off before the first construct: the events
+ *             written then are those recording off keeps (for counting them).
  * Output: first `tsc_ns=T delay=D` (T: ns per bare TSC read, best of 5 timings, the floor an
  * event is compared with; D: the delay iterations), then one line per construct:
- *   construct=NAME threads=N us=X events=E sd_us=S min_us=M inner=I outer=O
+ *   construct=NAME threads=N us=X events=E sd_us=S min_us=M inner=I outer=O [paired_us=P]
  * events= is the constant table below: POMP2 events per construct that pomptrace records on
  * the encountering / critical-path thread. The plain build prints the same number.
  *
@@ -88,6 +99,13 @@
 #include <string.h>
 
 #include <omp.h>
+
+/* The user-level POMP2 calls, present only when the program is linked with a POMP2 library
+ * (the instrumented build): weak, so the plain build links and sees NULL. */
+#pragma weak POMP2_On
+#pragma weak POMP2_Off
+void POMP2_On(void);
+void POMP2_Off(void);
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -389,14 +407,14 @@ static int selected(const char *only, const char *name)
 static void usage(void)
 {
     fprintf(stderr, "usage: syncbench [--quick] [--only NAME[,NAME...]] [--inner N] [--outer N] "
-                    "[--delay N]\n       syncbench --list\n");
+                    "[--delay N] [--paired | --recording-off]\n       syncbench --list\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     const double target = 0.005; /* seconds per test, at least */
-    int outer = 40, fixed_inner = 0, fixed_delay = 0;
+    int outer = 40, fixed_inner = 0, fixed_delay = 0, paired = 0, recording_off = 0;
     const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
@@ -413,6 +431,10 @@ int main(int argc, char **argv)
             if (fixed_delay < 1) {
                 usage();
             }
+        } else if (strcmp(argv[i], "--paired") == 0) {
+            paired = 1;
+        } else if (strcmp(argv[i], "--recording-off") == 0) {
+            recording_off = 1;
         } else if (strcmp(argv[i], "--list") == 0) {
             for (size_t c = 0; c < sizeof constructs / sizeof constructs[0]; c++) {
                 printf("construct=%s events=%d\n", constructs[c].name, constructs[c].events);
@@ -431,8 +453,15 @@ int main(int argc, char **argv)
     for (size_t c = 0; c < sizeof constructs / sizeof constructs[0]; c++) {
         any |= selected(only, constructs[c].name);
     }
-    if (!any) {
+    if (!any || (paired && recording_off)) {
         usage();
+    }
+    if ((paired || recording_off) && (POMP2_On == NULL || POMP2_Off == NULL)) {
+        fprintf(stderr, "syncbench: --paired and --recording-off need the instrumented build\n");
+        return 2;
+    }
+    if (paired && outer % 2 != 0) {
+        outer++; /* whole pairs */
     }
 
     if (fixed_delay > 0) {
@@ -446,6 +475,9 @@ int main(int argc, char **argv)
     printf("tsc_ns=%.3f delay=%d\n", tsc_read_ns(), delay_length);
     fflush(stdout);
     omp_init_lock(&lock);
+    if (recording_off) {
+        POMP2_Off();
+    }
 
     double *test_times = malloc(sizeof(double) * (size_t)outer);
     double *ref_times = malloc(sizeof(double) * (size_t)outer);
@@ -478,7 +510,26 @@ int main(int argc, char **argv)
         }
         for (int r = 0; r < outer; r++) {
             ref_times[r] = time_once(k->reference, inner);
+            if (paired) {
+                /* Repetition r is "on" when r and its pair's number have the same parity:
+                 * pairs (on, off) and (off, on) by turns. */
+                if ((r % 2) == ((r / 2) % 2)) {
+                    POMP2_On();
+                } else {
+                    POMP2_Off();
+                }
+            }
             test_times[r] = time_once(k->test, inner);
+        }
+        double paired_us = 0.0;
+        if (paired) {
+            POMP2_On();
+            for (int r = 0; r + 1 < outer; r += 2) {
+                int first_on = (r / 2) % 2 == 0;
+                double on = test_times[first_on ? r : r + 1], off = test_times[first_on ? r + 1 : r];
+                paired_us += (on - off) / inner * 1e6;
+            }
+            paired_us /= outer / 2;
         }
         double ref = 0.0;
         for (int r = 0; r < outer; r++) {
@@ -496,8 +547,12 @@ int main(int argc, char **argv)
         }
         double mean = sum / outer;
         double var = outer > 1 ? (sum2 - outer * mean * mean) / (outer - 1) : 0.0;
-        printf("construct=%s threads=%d us=%.4f events=%d sd_us=%.4f min_us=%.4f inner=%d outer=%d\n",
+        printf("construct=%s threads=%d us=%.4f events=%d sd_us=%.4f min_us=%.4f inner=%d outer=%d",
                k->name, threads, mean, k->events, sqrt(var > 0.0 ? var : 0.0), min, inner, outer);
+        if (paired) {
+            printf(" paired_us=%.4f", paired_us);
+        }
+        printf("\n");
         fflush(stdout);
     }
     omp_destroy_lock(&lock);
