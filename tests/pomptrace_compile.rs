@@ -426,6 +426,64 @@ fn an_uninstrumentable_file_fails_like_a_compile_error_or_compiles_plain_when_as
     }
 }
 
+/// Whether `line` is one CMake takes for the compiler's link line when it parses `-v` output
+/// (its regex `^( *|.*[/\\])(ld|([^/\\]+-)?ld|collect2)[^/\\]*( |$)`, for Unix paths):
+/// the last path component of the first word, or the word itself, is `ld…`, `…-ld…` or
+/// `collect2…`.
+fn cmake_takes_for_a_link_line(line: &str) -> bool {
+    let trimmed = line.trim_start_matches(' ');
+    let word = trimmed.split(' ').next().unwrap_or("");
+    let component = word.rsplit('/').next().unwrap_or(word);
+    let after_dash = component
+        .split_once('-')
+        .map_or(component, |(_, rest)| rest);
+    component.starts_with("ld") || after_dash.starts_with("ld") || component.starts_with("collect2")
+}
+
+#[test]
+fn a_verbose_compile_reports_nothing_cmake_takes_for_a_link_line() {
+    // CMake's FindOpenMP compiles and links a test with `-v` in a directory named
+    // `TryCompile-<random>` and takes the first line of the output that looks like a link
+    // line for the one that lists the OpenMP libraries.
+    let scratch = Scratch::new("compile-verbose");
+    let dir = scratch.join("TryCompile-ldQ2x9");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("t.c"),
+        "#include <omp.h>\nint main(void)\n{\n    int n = 0;\n#pragma omp parallel\n    n = omp_get_num_threads();\n    return n < 1;\n}\n",
+    )
+    .unwrap();
+    // As CMake names it: by its absolute path.
+    let source = dir.join("t.c");
+    let source = source.to_str().unwrap();
+    let compiled = wrapper_output(
+        &dir,
+        &["gcc", "-fopenmp", "-v", "-MD", "-c", source, "-o", "t.o"],
+        &[],
+    );
+    let stderr = String::from_utf8_lossy(&compiled.stderr);
+    assert!(compiled.status.success(), "{stderr}");
+    let taken: Vec<&str> = stderr
+        .lines()
+        .filter(|l| cmake_takes_for_a_link_line(l))
+        .collect();
+    assert!(taken.is_empty(), "{taken:?}");
+    // The user's -v still reaches the compile of the instrumented source.
+    assert!(stderr.contains("COLLECT_GCC_OPTIONS="), "{stderr}");
+    // And the link's -v output leads with the real link line.
+    let linked = wrapper_output(&dir, &["gcc", "-fopenmp", "-v", "t.o", "-o", "t"], &[]);
+    let stderr = String::from_utf8_lossy(&linked.stderr);
+    assert!(linked.status.success(), "{stderr}");
+    let first = stderr
+        .lines()
+        .find(|l| cmake_takes_for_a_link_line(l))
+        .unwrap_or_else(|| panic!("no link line in {stderr}"));
+    assert!(
+        first.contains("collect2") && first.contains("-lgomp"),
+        "{first}"
+    );
+}
+
 #[test]
 fn what_the_wrapper_leaves_alone() {
     let scratch = Scratch::new("compile-pass-through");

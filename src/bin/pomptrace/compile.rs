@@ -456,7 +456,7 @@ impl Wrapper<'_> {
         let include = config::cflags(self.layout()?);
         let mut command = self.compiler_command(["-E"]);
         command
-            .args(self.line.preprocess_flags())
+            .args(self.line.internal_step_flags())
             .arg(include)
             .arg("-iquote")
             .arg(source_dir)
@@ -483,7 +483,12 @@ impl Wrapper<'_> {
         if language == Language::Fortran {
             args.push("-cpp".into());
         }
-        args.extend(self.line.preprocess_flags().into_iter().map(String::from));
+        args.extend(
+            self.line
+                .internal_step_flags()
+                .into_iter()
+                .map(String::from),
+        );
         for option in &options {
             args.push(match *option {
                 "-MD" => "-M".into(),

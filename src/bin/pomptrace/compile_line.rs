@@ -267,6 +267,18 @@ impl CommandLine {
         self.select(|w| matches!(w, Word::Option | Word::ForcedInclude))
     }
 
+    /// `preprocess_flags` for a step the wrapper adds on its own (preprocessing for opari2,
+    /// make dependencies), without `-v`: what the compiler reports belongs to the user's own
+    /// compile and link, and build systems parse it. CMake's FindOpenMP takes the first line
+    /// that looks like a link line, and the include search list of the preprocessing step
+    /// named the source directory, which a try-compile directory like `TryCompile-ldQ2x9`
+    /// matches: no OpenMP libraries, and a link that failed.
+    pub fn internal_step_flags(&self) -> Vec<&str> {
+        let mut flags = self.preprocess_flags();
+        flags.retain(|f| *f != "-v");
+        flags
+    }
+
     /// The flags that compiling one source needs (after preprocessing, `-include` is done).
     pub fn compile_flags(&self) -> Vec<&str> {
         self.select(|w| matches!(w, Word::Option))
