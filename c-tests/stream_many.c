@@ -1,8 +1,11 @@
 /* stream_many.c -- every thread records 2*N user-region events as fast as it can; prints the
- * process's peak resident set (VmHWM) at the end, for the bounded-memory streaming test. */
+ * process's peak resident set (VmHWM) at the end, for the bounded-memory streaming test.
+ * With STREAM_MANY_GATE=FILE it prints `waiting` after the parallel region and waits (up to 60 s)
+ * until FILE exists, so that a test knows the process is still recording meanwhile. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static long peak_rss_kib(void)
 {
@@ -30,6 +33,14 @@ int main(int argc, char **argv)
 #pragma pomp inst begin(step)
             total += i & 1;
 #pragma pomp inst end(step)
+        }
+    }
+    const char *gate = getenv("STREAM_MANY_GATE");
+    if (gate != NULL) {
+        printf("waiting\n");
+        fflush(stdout);
+        for (int i = 0; i < 6000 && access(gate, F_OK) != 0; i++) {
+            usleep(10000);
         }
     }
     printf("total=%ld vmhwm_kib=%ld\n", total, peak_rss_kib());

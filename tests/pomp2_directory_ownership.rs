@@ -5,9 +5,9 @@
 mod support;
 
 use std::collections::BTreeSet;
+use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use support::pomp2::*;
 use support::Scratch;
@@ -19,25 +19,38 @@ fn two_processes_with_one_directory_write_two_readable_traces_and_one_message() 
     let scratch = Scratch::new("two-owners");
     let exe = instrumented_c_program(&scratch.path, "stream_many.c");
     let experiment = scratch.join("exp");
-    let start = || {
-        Command::new(&exe)
+    let gate = scratch.join("gate");
+    let start = |gated: bool| {
+        let mut command = Command::new(&exe);
+        command
             .arg(PER_THREAD.to_string())
             .env("OMP_NUM_THREADS", "2")
             .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)
             .env_remove("POMPTRACE_ENABLE")
+            .env_remove("STREAM_MANY_GATE")
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
+            .stderr(Stdio::piped());
+        if gated {
+            command.env("STREAM_MANY_GATE", &gate);
+        }
+        command.spawn().unwrap()
     };
-    let first = start();
-    std::thread::sleep(Duration::from_millis(10));
-    let second = start();
+    // The first process has recorded and waits, still owning the directory, while the second
+    // runs whole (a timed head start let a loaded machine finish the first before the second
+    // began, and the second then found a finished trace instead).
+    let mut first = start(true);
+    let mut first_stdout = BufReader::new(first.stdout.take().unwrap());
+    let mut line = String::new();
+    first_stdout.read_line(&mut line).unwrap();
+    assert_eq!(line, "waiting\n");
+    let second = start(false);
     let pids = [first.id(), second.id()];
-    let outputs = [
-        first.wait_with_output().unwrap(),
-        second.wait_with_output().unwrap(),
-    ];
+    let second_output = second.wait_with_output().unwrap();
+    std::fs::write(&gate, b"").unwrap();
+    let mut rest = String::new();
+    first_stdout.read_to_string(&mut rest).unwrap();
+    assert!(rest.starts_with("total="), "{rest}");
+    let outputs = [first.wait_with_output().unwrap(), second_output];
 
     let mut archives = BTreeSet::new();
     let mut messages = Vec::new();
