@@ -291,6 +291,24 @@ fn writer_cpu(stderr: &str) -> (f64, f64) {
     (recording, ms_after("used the CPU for "))
 }
 
+/// The arguments of a timed run of `construct`: the first run finds the delay and the inner
+/// count, the others reuse them (`delay`, `inner`).
+fn timed_args(construct: &str, outer: u32, delay: Option<u32>, inner: Option<u32>) -> Vec<String> {
+    let mut args = vec![
+        "--only".to_string(),
+        construct.to_string(),
+        "--outer".into(),
+        outer.to_string(),
+    ];
+    if let Some(d) = delay {
+        args.extend(["--delay".into(), d.to_string()]);
+    }
+    if let Some(i) = inner {
+        args.extend(["--inner".into(), i.to_string()]);
+    }
+    args
+}
+
 /// The constructs of the program in its order, with the events its table expects.
 fn constructs(plain: &Path) -> Vec<(String, u32)> {
     let out = Command::new(plain)
@@ -447,19 +465,8 @@ fn main() {
                 let order: [usize; 3] = if round % 2 == 0 { [0, 1, 2] } else { [0, 2, 1] };
                 for slot in order {
                     let config = CONFIGS[slot];
-                    let mut args = vec![
-                        "--only".to_string(),
-                        row.construct.clone(),
-                        "--outer".into(),
-                        per_round.to_string(),
-                    ];
-                    // The first run finds the delay and the inner count; the others reuse them.
-                    if let Some(d) = delay {
-                        args.extend(["--delay".into(), d.to_string()]);
-                    }
-                    if let Some(i) = inner.get(&row.construct) {
-                        args.extend(["--inner".into(), i.to_string()]);
-                    }
+                    let inner_count = inner.get(&row.construct).copied();
+                    let args = timed_args(&row.construct, per_round, delay, inner_count);
                     let out = bench.run(config, n, &args, "timed");
                     let _ = std::fs::remove_dir_all(scratch.traces.join("timed"));
                     tsc_ns = tsc_ns.min(out.tsc_ns);
@@ -473,19 +480,9 @@ fn main() {
                     row.round_bests[slot].push(measured.min_us);
                 }
                 // The paired run: as many pairs as the others have repetitions.
-                let mut args = vec![
-                    "--only".to_string(),
-                    row.construct.clone(),
-                    "--outer".into(),
-                    (2 * per_round).to_string(),
-                    "--paired".into(),
-                ];
-                if let Some(d) = delay {
-                    args.extend(["--delay".into(), d.to_string()]);
-                }
-                if let Some(i) = inner.get(&row.construct) {
-                    args.extend(["--inner".into(), i.to_string()]);
-                }
+                let inner_count = inner.get(&row.construct).copied();
+                let mut args = timed_args(&row.construct, 2 * per_round, delay, inner_count);
+                args.push("--paired".into());
                 let out = bench.run(Config::Paired, n, &args, "timed");
                 let _ = std::fs::remove_dir_all(scratch.traces.join("timed"));
                 let paired = out.measured[0]
@@ -618,8 +615,12 @@ fn median(values: &[f64]) -> f64 {
 
 /// Within two standard errors of zero: the difference is noise.
 fn is_noise(row: &Row) -> bool {
-    let (added, error) = added(row);
-    added.abs() < 2.0 * error
+    within_noise(added(row))
+}
+
+/// A median within two of its standard errors of zero.
+fn within_noise((median, error): (f64, f64)) -> bool {
+    median.abs() < 2.0 * error
 }
 
 /// Recording alone (on − off) per event written, in ns.
@@ -644,8 +645,7 @@ fn paired_ns_per_event(row: &Row) -> f64 {
 
 /// The paired figure is within two standard errors of zero.
 fn paired_is_noise(row: &Row) -> bool {
-    let (paired, error) = median_with_error(&row.round_paired);
-    paired.abs() < 2.0 * error
+    within_noise(median_with_error(&row.round_paired))
 }
 
 fn print_table(rows: &[Row]) {
@@ -683,7 +683,7 @@ fn print_table(rows: &[Row]) {
             let per_event = ns_per_event(row);
             let best_per_event = best_ns_per_event(row);
             let (paired, paired_error) = median_with_error(&row.round_paired);
-            let paired_noise = if paired_is_noise(row) {
+            let paired_noise = if within_noise((paired, paired_error)) {
                 noisy += 1;
                 "~"
             } else {
