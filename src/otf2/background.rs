@@ -665,11 +665,9 @@ mod tests {
         }
         let prepared: Vec<ChunkBuffer> = jobs.try_iter().map(|job| job.buffer).collect();
         assert!(!prepared.is_empty(), "buffers were put in preparation");
-        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
-            .is_ok_and(|mode| !mode.contains("[never]"));
         assert_eq!(
             prepared.iter().all(ChunkBuffer::is_region_slot),
-            thp,
+            crate::otf2::chunk_buffer::kernel_has_huge_pages(),
             "prepared buffers are huge-page slots where the kernel has them"
         );
         sink.finish().unwrap();

@@ -229,6 +229,14 @@ impl HugePageSlots {
     }
 }
 
+/// Whether the kernel gives this process transparent huge pages (a kernel without them, or with
+/// them switched off, gives no region slots).
+#[cfg(test)]
+pub(crate) fn kernel_has_huge_pages() -> bool {
+    std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+        .is_ok_and(|mode| !mode.contains("[never]"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,10 +257,7 @@ mod tests {
         let mut slots = HugePageSlots::new(1 << 20, 3);
         let mut taken: Vec<ChunkBuffer> = std::iter::from_fn(|| slots.take()).collect();
         drop(slots);
-        // A kernel without transparent huge pages (or with them switched off) gives no slots.
-        let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
-            .is_ok_and(|mode| !mode.contains("[never]"));
-        assert_eq!(taken.len(), if thp { 3 } else { 0 });
+        assert_eq!(taken.len(), if kernel_has_huge_pages() { 3 } else { 0 });
         if let Some(first) = taken.first() {
             assert_eq!(first.as_ptr() as usize % HUGE_PAGE, 0);
         }
