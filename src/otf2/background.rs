@@ -173,8 +173,7 @@ impl BackgroundWriter {
     /// (it is read from `/proc`, Linux only).
     pub fn cpu_time(&self) -> Option<Duration> {
         let ids = lock(&self.threads).clone();
-        let times: Vec<Duration> = ids.iter().filter_map(|&id| thread_cpu_time(id)).collect();
-        (!times.is_empty()).then(|| times.iter().sum())
+        cpu_time_of(&ids)
     }
 
     /// Limits the buffers all sinks together allocate beyond each one's first two to
@@ -513,6 +512,18 @@ fn note_thread_id(threads: &Mutex<Vec<i32>>) {
     let _ = threads;
 }
 
+/// The CPU time the threads `ids` of this process have used together. A thread that has not
+/// noted its id yet has not run its first instruction (a run of a millisecond or two): it
+/// counts as none. None where the system does not say.
+fn cpu_time_of(ids: &[i32]) -> Option<Duration> {
+    if ids.is_empty() {
+        let known = std::path::Path::new("/proc/thread-self/schedstat").exists();
+        return known.then_some(Duration::ZERO);
+    }
+    let times: Vec<Duration> = ids.iter().filter_map(|&id| thread_cpu_time(id)).collect();
+    (!times.is_empty()).then(|| times.iter().sum())
+}
+
 /// The CPU time thread `id` of this process has used: the first field of its `schedstat`, in
 /// nanoseconds (None if it has exited or the kernel does not keep the statistics).
 fn thread_cpu_time(id: i32) -> Option<Duration> {
@@ -590,6 +601,18 @@ impl ChunkSink for BackgroundSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn threads_that_have_not_started_have_used_no_cpu_time() {
+        // The writer's threads note their ids when they first run: a run shorter than their
+        // start reported "not known on this system" before.
+        assert_eq!(cpu_time_of(&[]), Some(Duration::ZERO));
+        // SAFETY: gettid has no preconditions.
+        let me = unsafe { libc::gettid() };
+        let used = cpu_time_of(&[me]).expect("this thread's CPU time");
+        assert!(used > Duration::ZERO);
+    }
 
     #[test]
     fn populating_a_buffer_keeps_its_contents() {
