@@ -194,3 +194,78 @@ fn verbose_2_reports_the_cpu_time_of_the_writer_threads() {
     );
     assert_eq!(run("0", "v0"), "", "POMPTRACE_VERBOSE=0 prints nothing");
 }
+
+/// Event bytes in the experiment's event files so far.
+fn event_bytes(experiment: &std::path::Path) -> u64 {
+    std::fs::read_dir(experiment.join("traces"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().ends_with(".evt"))
+                .map(|e| e.metadata().map_or(0, |m| m.len()))
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn chunks_stream_out_as_they_fill_where_the_disk_takes_them_directly_and_stay_in_memory_else() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let scratch = Scratch::new("streaming-direct");
+    let source = instrument("stream_many.c", &scratch.path, &[]);
+    let exe = Build::c(&scratch.path).executable(&[source], "stream_many");
+    let shm = std::path::Path::new("/dev/shm")
+        .join(format!("pomptrace-streaming-direct-{}", std::process::id()));
+    // (experiment directory, written directly: the scratch directory is on the disk)
+    for (experiment, direct) in [(scratch.join("disk"), true), (shm.clone(), false)] {
+        let gate = scratch.join("gate");
+        let _ = std::fs::remove_file(&gate);
+        // 2 × 200 000 events per thread, about 2.4 MB: nine 256 KiB chunks each.
+        let mut child = Command::new(&exe)
+            .arg("200000")
+            .env("OMP_NUM_THREADS", "2")
+            .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)
+            .env("POMPTRACE_CHUNK_SIZE", "256K")
+            .env_remove("POMPTRACE_KEEP_IN_MEMORY")
+            .env("STREAM_MANY_GATE", &gate)
+            // cargo test puts its build directories first; the rpath names the library under
+            // test.
+            .env_remove("LD_LIBRARY_PATH")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        assert_eq!(lines.next().unwrap().unwrap(), "waiting");
+        // The recording is done and the process still runs: what is on disk was written
+        // while it ran (the writer thread may still be at the last chunks).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while direct && event_bytes(&experiment) < 8 * 256 * 1024 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{} bytes written while running",
+                event_bytes(&experiment)
+            );
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        let during = event_bytes(&experiment);
+        std::fs::write(&gate, "").unwrap();
+        assert!(child.wait().unwrap().success());
+        let after = event_bytes(&experiment);
+        let record = std::fs::read_to_string(experiment.join("pomptrace.cfg")).unwrap();
+        if direct {
+            assert!(during >= 8 * 256 * 1024, "{during}");
+            assert!(record.contains("POMPTRACE_KEEP_IN_MEMORY=0\n"), "{record}");
+        } else {
+            assert_eq!(
+                during, 0,
+                "chunks kept in memory were written while running"
+            );
+            assert!(after >= 16 * 256 * 1024, "{after}");
+            assert!(!record.contains("POMPTRACE_KEEP_IN_MEMORY=0\n"), "{record}");
+        }
+        assert_every_event(&experiment.join("traces.otf2"), 2, 200_000);
+    }
+    let _ = std::fs::remove_dir_all(&shm);
+}

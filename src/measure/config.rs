@@ -58,13 +58,17 @@ variables! {
         default "a 32nd of the memory (at least the buffer size per core)",
         "event memory all threads of the process hold together beyond two chunks each; a thread \
          that needs more writes what it kept and from then on every chunk as it fills";
-    Run KEEP_IN_MEMORY = "POMPTRACE_KEEP_IN_MEMORY", default "the buffer size",
+    Run KEEP_IN_MEMORY = "POMPTRACE_KEEP_IN_MEMORY",
+        default "0 on a disk that takes direct writes, else the buffer size",
         "a thread's first full event chunks, up to this many bytes (at most the buffer less one \
          chunk), stay in memory until the end of the run; past that, all of them and every later \
-         chunk are written by the writer thread as they fill. A run that fits never wakes the \
-         writer thread while it runs, so it takes no core from the program; but what is kept is \
-         lost if the process is killed (SIGKILL, OOM, time limit: see pomptrace recover). 0 writes \
-         every full chunk at once (least lost, writer busy during the run)";
+         chunk are written by the writer thread as they fill. 0 writes every full chunk at once \
+         and fills its buffer again: on a file system that takes direct writes (O_DIRECT: ext4, \
+         xfs and most disks) the writer spends a sixth of the CPU time that faulting in fresh \
+         memory costs the recording threads, and nothing is lost if the process is killed \
+         (SIGKILL, OOM, time limit: see pomptrace recover). Keeping chunks suits a file system \
+         in memory (tmpfs: writing there costs as much as fresh memory): a run that fits never \
+         wakes the writer thread while it runs, so it takes no core from the program";
     Run CLOCK = "POMPTRACE_CLOCK", default "auto",
         "tsc (invariant TSC, calibrated against CLOCK_MONOTONIC) or monotonic";
     Run VERBOSE = "POMPTRACE_VERBOSE", default "1",
@@ -170,7 +174,8 @@ pub struct Config {
     pub buffer_size: usize,
     /// `POMPTRACE_KEEP_IN_MEMORY`: a location's first full event chunks, up to this many bytes
     /// (at most the buffer less one chunk), stay in memory until the end of the run; past that
-    /// they are written in the background as they fill. Default: the whole buffer.
+    /// they are written in the background as they fill. Default: none where the experiment's
+    /// file system takes direct writes, else the whole buffer (`chunks_kept_in_memory`).
     pub keep_in_memory: Option<usize>,
     /// `POMPTRACE_TOTAL_BUFFER_SIZE`: event memory of all locations together beyond two chunks
     /// each (default [`memory_for_all_threads`] on this machine).
@@ -439,8 +444,9 @@ impl Config {
     }
 
     /// The `pomptrace.cfg` file of an experiment directory: the run-time variables as this
-    /// measurement used them, one `NAME=value` line each (as Score-P's `scorep.cfg`).
-    pub fn record_text(&self, experiment_dir: &Path) -> String {
+    /// measurement used them, one `NAME=value` line each (as Score-P's `scorep.cfg`); `direct`:
+    /// the directory takes event chunks directly (`chunks_kept_in_memory`).
+    pub fn record_text(&self, experiment_dir: &Path, direct: bool) -> String {
         let mut text = format!(
             "# pomptrace {}: the configuration this experiment was recorded with\n",
             env!("CARGO_PKG_VERSION")
@@ -455,7 +461,8 @@ impl Config {
                     usize::MAX => String::new(),
                     bytes => bytes.to_string(),
                 },
-                n if n == KEEP_IN_MEMORY.name => (self.chunks_kept_in_memory() * self.chunk_size)
+                n if n == KEEP_IN_MEMORY.name => (self.chunks_kept_in_memory(direct)
+                    * self.chunk_size)
                     .min(self.buffer_size.saturating_sub(self.chunk_size))
                     .to_string(),
                 n if n == CLOCK.name => format!("{:?}", self.clock).to_ascii_lowercase(),
@@ -530,9 +537,13 @@ impl Config {
         })
     }
 
-    /// Full chunks per location kept from the writer thread (the sink caps it).
-    pub fn chunks_kept_in_memory(&self) -> usize {
-        self.keep_in_memory.unwrap_or(self.buffer_size) / self.chunk_size
+    /// Full chunks per location kept from the writer thread (the sink caps it). By default
+    /// none where the file takes chunks directly (`direct`): writing one there costs the writer
+    /// a sixth of what faulting in a fresh buffer costs the recording thread, and its buffer
+    /// comes back to be filled again; elsewhere the whole buffer.
+    pub fn chunks_kept_in_memory(&self, direct: bool) -> usize {
+        let default = if direct { 0 } else { self.buffer_size };
+        self.keep_in_memory.unwrap_or(default) / self.chunk_size
     }
 }
 
@@ -591,7 +602,7 @@ mod tests {
             clock: ClockChoice::Monotonic,
             ..Config::default()
         };
-        let text = c.record_text(Path::new("/exp"));
+        let text = c.record_text(Path::new("/exp"), false);
         assert!(text.starts_with("# pomptrace "));
         let lines: Vec<&str> = text.lines().skip(1).collect();
         assert_eq!(

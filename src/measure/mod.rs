@@ -319,7 +319,8 @@ impl Measurement {
             start_sampler(&archive, interval);
         }
         let record = experiment_dir.join("pomptrace.cfg");
-        if let Err(e) = std::fs::write(&record, config.record_text(&experiment_dir)) {
+        let direct = crate::otf2::ChunkFile::directory_takes_direct_writes(&experiment_dir);
+        if let Err(e) = std::fs::write(&record, config.record_text(&experiment_dir, direct)) {
             warn(&format!("cannot write {}: {e}", record.display()));
         }
         let start_fact = definitions::Start {
@@ -408,9 +409,10 @@ impl Measurement {
             })?;
         // Waits for a free chunk show in the trace as BufferFlush events.
         writer.sink_mut().set_stall_clock(clock::now);
+        let direct = writer.sink_mut().writes_directly();
         writer
             .sink_mut()
-            .keep_in_memory(self.config.chunks_kept_in_memory());
+            .keep_in_memory(self.config.chunks_kept_in_memory(direct));
         let name_id = REGISTRY.lock().string(&name);
         journal::record(&Fact::Location {
             id: number,

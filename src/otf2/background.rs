@@ -194,7 +194,9 @@ impl BackgroundWriter {
         let (free_tx, free_rx) = mpsc::channel();
         let (prepared_tx, prepared_rx) = mpsc::channel();
         let buffers = buffers.max(2);
+        let direct = file.writes_directly();
         BackgroundSink {
+            direct,
             queue: self.queue.clone().expect("writer running"),
             allowance: self.allowance.clone(),
             borrowed: 0,
@@ -274,6 +276,8 @@ fn write_chunk(target: &Target, bytes: &[u8], full: bool) {
 
 /// The producer's end for one file.
 pub struct BackgroundSink {
+    /// The file takes whole chunks without a copy into the page cache.
+    direct: bool,
     queue: Sender<Job>,
     /// The writer's shared limit on buffers, and how many this sink took from it.
     allowance: Arc<BufferAllowance>,
@@ -315,6 +319,12 @@ impl BackgroundSink {
     /// writer records a BufferFlush covering it.
     pub fn set_stall_clock(&mut self, clock: fn() -> u64) {
         self.clock = Some(clock);
+    }
+
+    /// Whether the file takes whole chunks directly, bypassing the page cache
+    /// ([`ChunkFile::writes_directly`]).
+    pub fn writes_directly(&self) -> bool {
+        self.direct
     }
 
     /// Keeps the first `chunks` full chunks (at most the pool size less one) from the writer
@@ -610,8 +620,8 @@ mod tests {
         assert_eq!(cpu_time_of(&[]), Some(Duration::ZERO));
         // SAFETY: gettid has no preconditions.
         let me = unsafe { libc::gettid() };
-        let used = cpu_time_of(&[me]).expect("this thread's CPU time");
-        assert!(used > Duration::ZERO);
+        // (The kernel adds a running thread's time at ticks and switches: it may still say 0.)
+        assert!(cpu_time_of(&[me]).is_some(), "this thread's CPU time");
     }
 
     #[test]
