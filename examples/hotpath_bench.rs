@@ -15,14 +15,16 @@
 //! at T at once = R)` (and `a`) for each T > 1: W is the machine's own slowdown with T threads
 //! busy (on a VM whose virtual cores share physical cores, even a bare TSC read slows down).
 //! Those loops write past the default event memory per thread, so the writer thread streams
-//! while they record. The last lines, `hotpath threads so in memory: T at once = ...` (and
+//! while they record: to the temp directory's file system, as a user's traces go (where it
+//! takes direct writes, every chunk streams out as it fills and its buffer is filled again),
+//! or with `--traces-in-memory` to `/dev/shm`. The last lines, `hotpath threads so in memory: T at once = ...` (and
 //! `a`), time the same loops with fewer pairs, each thread count in a process of its own, so
 //! that every thread keeps its events in memory: the case the default event memory is for.
 //!
 //! With `--metrics`, it instead compares the cost per event (shared library, one thread) with no
 //! metric, one and three software perf counters and a getrusage metric (`POMPTRACE_METRICS`).
 //!
-//! Run: `cargo run --release --example hotpath_bench [PAIRS] [--metrics]`
+//! Run: `cargo run --release --example hotpath_bench [PAIRS] [--metrics] [--traces-in-memory]`
 
 #[path = "common/library_dir.rs"]
 mod library_dir;
@@ -177,7 +179,9 @@ fn in_memory_pairs() -> u64 {
 }
 
 /// The threads-at-once loop on `threads` threads in a process of its own (`--at-once`: every
-/// location starts fresh), keeping the minimum of each figure in `best`.
+/// location starts fresh), keeping the minimum of each figure in `best`. Every full chunk is
+/// kept in memory until the end (`POMPTRACE_KEEP_IN_MEMORY` set to the buffer: on a file
+/// system that takes direct writes, the default would stream them).
 fn run_at_once(
     exe: &Path,
     pairs: u64,
@@ -186,7 +190,12 @@ fn run_at_once(
     best: &mut Vec<(usize, f64, f64)>,
 ) {
     let mut driver = Command::new(exe);
-    driver.args([pairs.to_string(), "--at-once".into(), threads.to_string()]);
+    driver
+        .args([pairs.to_string(), "--at-once".into(), threads.to_string()])
+        .env(
+            "POMPTRACE_KEEP_IN_MEMORY",
+            pomptrace::measure::config::default_buffer_size().to_string(),
+        );
     let text = driver_output(&mut driver, trace, |_| {});
     let figures = text.lines().find_map(threads_line).unwrap_or_else(|| {
         panic!(
@@ -298,12 +307,13 @@ fn compare_metrics(exe: &Path, trace: &Path, pairs: u64) {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let metrics_mode = args.iter().any(|a| a == "--metrics");
+    let traces_in_memory = args.iter().any(|a| a == "--traces-in-memory");
     let pairs: u64 = args
         .iter()
         .find(|a| !a.starts_with("--"))
         .map_or(2_000_000, |a| a.parse().expect("PAIRS"));
     let lib = library_dir::fresh_library_dir();
-    let scratch = scratch::Scratch::new("hotpath");
+    let scratch = scratch::Scratch::new("hotpath", traces_in_memory);
     let archive = lib.join("libpomptrace.a");
     let variants = [
         Variant {
@@ -356,7 +366,8 @@ fn main() {
     }
     // The same loops within the default event memory, each thread count in a process of its
     // own: what recording costs while nothing is written (the loops above write past it, so
-    // the writer thread streams while they record).
+    // the writer thread streams while they record; on a disk that takes direct writes it
+    // would from the first chunk).
     let memory_pairs = in_memory_pairs();
     let mut in_memory: Vec<Vec<(usize, f64, f64)>> = variants.iter().map(|_| Vec::new()).collect();
     for _round in 0..IN_MEMORY_RUNS {
@@ -369,6 +380,15 @@ fn main() {
     }
 
     println!("{pairs} pairs per loop, best of 2 runs x 5 rounds; {cores} cores");
+    println!(
+        "traces go to {} ({})",
+        scratch.traces.display(),
+        if pomptrace::otf2::ChunkFile::directory_takes_direct_writes(&scratch.traces) {
+            "written directly: chunks stream out as they fill and their buffers are filled again"
+        } else {
+            "past the memory kept, chunks are copied into the page cache"
+        }
+    );
     for (variant, best) in variants.iter().zip(&best) {
         let (one, one_tsc) = one_thread(&best.threads, (best.pair_ns, best.tsc_ns));
         println!(

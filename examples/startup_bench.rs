@@ -65,7 +65,7 @@ fn main() {
         }
     });
     let lib = library_dir::fresh_library_dir();
-    let scratch = scratch::Scratch::new("startup");
+    let scratch = scratch::Scratch::new("startup", true);
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/startup/tiny.c");
     let builds = opari2_build::build_plain_and_instrumented(&source, &lib, &scratch.work);
     let trace = scratch.traces.join("trace");

@@ -7,16 +7,19 @@ pub struct Scratch {
     /// Builds: under the temp directory.
     pub work: PathBuf,
     /// Traces: in memory (`/dev/shm`) where possible, so that at tens of millions of events
-    /// per second the disk, not the recording path, does not set the pace.
+    /// per second the disk, not the recording path, does not set the pace; or under the temp
+    /// directory, as a user's traces go.
     pub traces: PathBuf,
 }
 
 impl Scratch {
-    pub fn new(example: &str) -> Self {
+    /// `traces_in_memory`: traces to `/dev/shm` where there is one, else on the temp
+    /// directory's file system.
+    pub fn new(example: &str, traces_in_memory: bool) -> Self {
         let name = format!("pomptrace-{example}-{}", std::process::id());
         let work = std::env::temp_dir().join(&name);
         let shm = Path::new("/dev/shm");
-        let traces = if shm.is_dir() {
+        let traces = if traces_in_memory && shm.is_dir() {
             shm.join(&name)
         } else {
             work.join("traces")
