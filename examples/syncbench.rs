@@ -6,8 +6,8 @@
 //! configurations side by side, construct by construct and interleaved in rounds: *plain*, the
 //! instrumented build with `POMPTRACE_ENABLE=0` (*off*: what OPARI2's inserted calls and
 //! barriers cost) and recording (*on*). All runs of one thread count time the same delay and,
-//! per construct, the same inner count. The trace goes to `/dev/shm` and is deleted after each
-//! run.
+//! per construct, the same inner count. The trace goes to the temp directory's file system, as
+//! a user's would (with `--traces-in-memory` to `/dev/shm`), and is deleted after each run.
 //!
 //! *added* = on − off is the cost of recording alone: the median over the rounds of each
 //! round's on − off, with a robust standard error (±, from the median absolute deviation). A
@@ -41,8 +41,16 @@
 //! *off events*, the events per construct counted in traces recorded with `--recording-off`.
 //! `syncbench T threads: worst paired ns/event ÷ tsc = R (construct)` ends each thread count.
 //!
+//! Each round runs the constructs that have a floor variant (barrier, for, critical, lock,
+//! atomic) once more with `--floor`: the same construct with a bare TSC read and a record of
+//! our size stored at each place we record, against the construct alone, in one process with
+//! recording off; into memory faulted in before (*floor*) and into memory touched for the first
+//! time (*fresh floor*, what any tracer pays for its trace's bytes). The second table sets the
+//! cost of recording beside them.
+//!
 //! Run: `cargo run --release --example syncbench [-- --quick] [--threads 1,2] [--outer 100]
-//! [--constructs barrier,parallel]` (thread counts by default: 1, 2 and nproc; every construct).
+//! [--constructs barrier,parallel] [--traces-in-memory]` (thread counts by default: 1, 2 and
+//! nproc; every construct).
 //! `--outer` above 100 makes more rounds of 4 repetitions (up to 250), for a smaller ± on a
 //! noisy row.
 //! (about 4 minutes on 2 idle cores; `--quick`: 20 repetitions instead of 100, about 50 s).
@@ -59,10 +67,10 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
-use pomptrace::otf2::{ArchiveReader, GlobalDef};
+use pomptrace::otf2::{ArchiveReader, ChunkFile, GlobalDef};
 
-const USAGE: &str =
-    "usage: syncbench [--quick] [--threads 1,2,4] [--outer N] [--constructs barrier,parallel]";
+const USAGE: &str = "usage: syncbench [--quick] [--threads 1,2,4] [--outer N] \
+     [--constructs barrier,parallel] [--traces-in-memory]";
 
 /// The constructs whose instances the team shares (each thread runs a part of them): their
 /// events are counted over all locations. Every thread executes each instance of the others,
@@ -91,7 +99,9 @@ enum Config {
     Plain,
     Off,
     On,
-    /// Recording, switched on and off between repetitions (`--paired`).
+    /// The instrumented build, recording, switching within the run: `--paired` (recording on
+    /// and off between repetitions) or `--floor` (recording off, the construct and its floor
+    /// variant).
     Paired,
 }
 
@@ -107,6 +117,9 @@ struct Measured {
     inner: u32,
     /// `--paired` runs: the mean over the pairs of on − off, µs per construct.
     paired_us: Option<f64>,
+    /// `--floor` runs of a construct with a floor variant: the mean over the pairs of floor
+    /// variant − construct, µs per construct, into (mapped, fresh) memory.
+    floor_us: Option<(f64, f64)>,
 }
 
 /// What one run of the C program printed.
@@ -264,6 +277,9 @@ fn parse(text: &str) -> RunOutput {
                 paired_us: line
                     .contains(" paired_us=")
                     .then(|| number(line, "paired_us=")),
+                floor_us: line
+                    .contains(" floor_us=")
+                    .then(|| (number(line, "floor_us="), number(line, "fresh_floor_us="))),
             })
             .collect(),
         writer_ms: None,
@@ -309,8 +325,17 @@ fn timed_args(construct: &str, outer: u32, delay: Option<u32>, inner: Option<u32
     args
 }
 
-/// The constructs of the program in its order, with the events its table expects.
-fn constructs(plain: &Path) -> Vec<(String, u32)> {
+/// A construct of the program, as `--list` prints it.
+struct Listed {
+    name: String,
+    /// The events its table expects.
+    events: u32,
+    /// It has a floor variant (`--floor`).
+    floor: bool,
+}
+
+/// The constructs of the program in its order.
+fn constructs(plain: &Path) -> Vec<Listed> {
     let out = Command::new(plain)
         .arg("--list")
         .output()
@@ -319,8 +344,13 @@ fn constructs(plain: &Path) -> Vec<(String, u32)> {
         .lines()
         .filter_map(|line| {
             let rest = line.strip_prefix("construct=")?;
-            let (name, events) = rest.split_once(" events=")?;
-            Some((name.to_string(), events.trim().parse().ok()?))
+            let (name, rest) = rest.split_once(" events=")?;
+            let (events, floor) = rest.split_once(" floor=")?;
+            Some(Listed {
+                name: name.to_string(),
+                events: events.parse().ok()?,
+                floor: floor.trim() == "1",
+            })
         })
         .collect()
 }
@@ -335,6 +365,9 @@ struct Row {
     round_bests: [Vec<f64>; 3],
     /// Each round's `--paired` run: mean on − off per pair, µs per construct.
     round_paired: Vec<f64>,
+    /// Constructs with a floor variant: each round's `--floor` run, mean floor variant −
+    /// construct per pair into (mapped, fresh) memory, µs per construct.
+    round_floor: Option<Vec<(f64, f64)>>,
     events: f64,
     /// Events per construct that recording off still writes.
     events_off: f64,
@@ -369,10 +402,12 @@ fn main() {
     threads.dedup();
     let mut outer: Option<u32> = None;
     let mut only: Option<Vec<String>> = None;
+    let mut traces_in_memory = false;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => quick = true,
+            "--traces-in-memory" => traces_in_memory = true,
             "--threads" => {
                 let list = args.next().unwrap_or_else(|| usage(""));
                 threads = list
@@ -406,7 +441,7 @@ fn main() {
     let per_round = total.div_ceil(rounds);
 
     let lib = library_dir::fresh_library_dir();
-    let scratch = scratch::Scratch::new("syncbench");
+    let scratch = scratch::Scratch::new("syncbench", traces_in_memory);
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/syncbench/syncbench.c");
     let builds = opari2_build::build_plain_and_instrumented(&source, &lib, &scratch.work);
     let bench = Bench {
@@ -419,19 +454,29 @@ fn main() {
     if let Some(only) = &only {
         if let Some(unknown) = only
             .iter()
-            .find(|c| !constructs.iter().any(|(n, _)| n == *c))
+            .find(|c| !constructs.iter().any(|k| k.name == **c))
         {
-            let known: Vec<&str> = constructs.iter().map(|(n, _)| n.as_str()).collect();
+            let known: Vec<&str> = constructs.iter().map(|k| k.name.as_str()).collect();
             usage(&format!(
                 "no construct `{unknown}` (there are {})",
                 known.join(", ")
             ));
         }
-        constructs.retain(|(name, _)| only.contains(name));
+        constructs.retain(|k| only.contains(&k.name));
     }
     println!(
         "syncbench: {}; {rounds} rounds x {per_round} repetitions per configuration",
         machine_line()
+    );
+    let direct = ChunkFile::directory_takes_direct_writes(&scratch.traces);
+    println!(
+        "syncbench: traces go to {} ({})",
+        scratch.traces.display(),
+        if direct {
+            "written directly, bypassing the page cache: chunks stream out as they fill"
+        } else {
+            "kept in memory until the end of each run"
+        }
     );
 
     let mut rows: Vec<Row> = Vec::new();
@@ -445,16 +490,17 @@ fn main() {
         let mut inner: BTreeMap<String, u32> = BTreeMap::new();
         // Sums over the timed recording runs: (recording ms, writer CPU ms).
         let mut writer = (0.0, 0.0);
-        for (construct, table_events) in &constructs {
+        for listed in &constructs {
             rows.push(Row {
-                construct: construct.clone(),
+                construct: listed.name.clone(),
                 threads: n,
                 round_means: Default::default(),
                 round_bests: Default::default(),
                 round_paired: Vec::new(),
+                round_floor: listed.floor.then(Vec::new),
                 events: 0.0,
                 events_off: 0.0,
-                table_events: *table_events,
+                table_events: listed.events,
                 tsc_ns: 0.0,
             });
         }
@@ -489,6 +535,17 @@ fn main() {
                     .paired_us
                     .expect("a --paired run prints paired_us=");
                 row.round_paired.push(paired);
+                // The floor run (recording off throughout), as many pairs again.
+                if let Some(round_floor) = &mut row.round_floor {
+                    let mut args = timed_args(&row.construct, 2 * per_round, delay, inner_count);
+                    args.push("--floor".into());
+                    let out = bench.run(Config::Paired, n, &args, "timed");
+                    let _ = std::fs::remove_dir_all(scratch.traces.join("timed"));
+                    let floor = out.measured[0]
+                        .floor_us
+                        .expect("a --floor run of a construct with a floor prints floor_us=");
+                    round_floor.push(floor);
+                }
             }
         }
         let timed = started.elapsed();
@@ -507,6 +564,7 @@ fn main() {
         );
     }
     print_table(&rows);
+    print_floor_table(&rows);
     for &n in &threads {
         if let Some((ratio, row)) = worst(&rows, n, ns_per_event) {
             let noise = if is_noise(row) { "~" } else { "" };
@@ -531,6 +589,23 @@ fn main() {
         if let Some((ratio, row)) = worst_against_one_thread(&rows, n) {
             println!(
                 "syncbench {n} threads: worst ns/event against 1 thread = {ratio:.2}x ({})",
+                row.construct
+            );
+        }
+        if let Some((ratio, row)) = worst(&rows, n, fresh_floor_ns_per_event) {
+            println!(
+                "syncbench {n} threads: the floor's highest ÷ tsc = {ratio:.2} with fresh memory, \
+                 {:.2} with mapped memory ({}: bare time stamps and stores at its events)",
+                floor_ns_per_event(row, Memory::Mapped) / row.tsc_ns,
+                row.construct
+            );
+        }
+        if let Some((ratio, row)) = highest(&rows, n, |r| {
+            paired_ns_per_event(r) / fresh_floor_ns_per_event(r)
+        }) {
+            println!(
+                "syncbench {n} threads: worst paired ns/event ÷ the fresh-memory floor = \
+                 {ratio:.2} ({})",
                 row.construct
             );
         }
@@ -565,9 +640,16 @@ fn worst_against_one_thread(rows: &[Row], threads: usize) -> Option<(f64, &Row)>
 
 /// The row at `threads` threads with the highest `per_event(row)` ÷ TSC read, and that ratio.
 fn worst(rows: &[Row], threads: usize, per_event: fn(&Row) -> f64) -> Option<(f64, &Row)> {
+    highest(rows, threads, |r| per_event(r) / r.tsc_ns)
+}
+
+/// The row at `threads` threads with the highest `figure(row)`, and that figure (rows where
+/// it is NaN, such as those without a floor, left out).
+fn highest(rows: &[Row], threads: usize, figure: impl Fn(&Row) -> f64) -> Option<(f64, &Row)> {
     rows.iter()
         .filter(|r| r.threads == threads)
-        .map(|r| (per_event(r) / r.tsc_ns, r))
+        .map(|r| (figure(r), r))
+        .filter(|(value, _)| !value.is_nan())
         .max_by(|a, b| a.0.total_cmp(&b.0))
 }
 
@@ -646,6 +728,80 @@ fn paired_ns_per_event(row: &Row) -> f64 {
 /// The paired figure is within two standard errors of zero.
 fn paired_is_noise(row: &Row) -> bool {
     within_noise(median_with_error(&row.round_paired))
+}
+
+/// Which memory a floor variant's records went to.
+#[derive(Clone, Copy)]
+enum Memory {
+    /// One buffer used round and round, faulted in before.
+    Mapped,
+    /// Memory touched for the first time.
+    Fresh,
+}
+
+/// The floor runs' figures of one kind of memory, µs per construct (empty without a floor).
+fn round_floor(row: &Row, memory: Memory) -> Vec<f64> {
+    row.round_floor
+        .iter()
+        .flatten()
+        .map(|&(mapped, fresh)| match memory {
+            Memory::Mapped => mapped,
+            Memory::Fresh => fresh,
+        })
+        .collect()
+}
+
+/// The floor per event, in ns: the median over the rounds of floor variant − construct, over
+/// the records the floor variant writes (the table's count on each thread). NaN without a
+/// floor.
+fn floor_ns_per_event(row: &Row, memory: Memory) -> f64 {
+    median(&round_floor(row, memory)) * 1e3 / f64::from(row.table_events)
+}
+
+fn fresh_floor_ns_per_event(row: &Row) -> f64 {
+    floor_ns_per_event(row, Memory::Fresh)
+}
+
+/// The constructs with a floor variant: recording's cost per event beside the floor's.
+fn print_floor_table(rows: &[Row]) {
+    if rows.iter().all(|r| r.round_floor.is_none()) {
+        return;
+    }
+    println!();
+    println!(
+        "| construct | threads | ns/event | paired ns/event | floor ns/event | ± ns | floor ÷ tsc \
+         | fresh floor ns/event | ± ns | fresh floor ÷ tsc | paired ÷ floor \
+         | paired ÷ fresh floor |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for row in rows.iter().filter(|r| r.round_floor.is_some()) {
+        let events = f64::from(row.table_events);
+        let [(floor, floor_error), (fresh, fresh_error)] =
+            [Memory::Mapped, Memory::Fresh].map(|memory| {
+                let (median, error) = median_with_error(&round_floor(row, memory));
+                (median * 1e3 / events, error * 1e3 / events)
+            });
+        let paired = paired_ns_per_event(row);
+        println!(
+            "| {} | {} | {:.1} | {paired:.1} | {floor:.1} | {floor_error:.1} | {:.2} | {fresh:.1} \
+             | {fresh_error:.1} | {:.2} | {:.2} | {:.2} |",
+            row.construct,
+            row.threads,
+            ns_per_event(row),
+            floor / row.tsc_ns,
+            fresh / row.tsc_ns,
+            paired / floor,
+            paired / fresh,
+        );
+    }
+    println!();
+    println!(
+        "floor: the construct with a bare TSC read and a record of pomptrace's size stored at \
+         each place pomptrace records (recording off), against the construct alone, in pairs in \
+         one run: the median over the rounds, per record, ± its robust standard error; mapped: \
+         into a buffer faulted in before, fresh: into memory touched for the first time (what \
+         any tracer that keeps or writes its trace pays for its bytes)."
+    );
 }
 
 fn print_table(rows: &[Row]) {

@@ -17,7 +17,7 @@
  * size.
  *
  * Usage: syncbench [--quick] [--only NAME[,NAME...]] [--inner N] [--outer N] [--delay N]
- *                  [--paired | --recording-off]
+ *                  [--paired | --recording-off | --floor]
  *        syncbench --list
  *   --quick   10 timed repetitions instead of 40 (each test takes at least 5 ms)
  *   --only    run only the named constructs
@@ -25,7 +25,7 @@
  *   --outer   number of timed repetitions
  *   --delay   fix the iterations of the delay loop (no calibration), so that several runs
  *             time the same delay
- *   --list    print `construct=NAME events=E` for every construct and exit
+ *   --list    print `construct=NAME events=E floor=0|1` for every construct and exit
  *   --paired  (instrumented build) switch recording on and off (POMP2_On / POMP2_Off) from one
  *             repetition to the next, in pairs (on, off) and (off, on) by turns, and print
  *             paired_us=: the mean over the pairs of (on - off) per construct. Both sides of a
@@ -36,9 +36,17 @@
  *             cost of the events POMP2_Off leaves out.
  *   --recording-off  (instrumented build) POMP2_Off before the first construct: the events
  *             written then are those recording off keeps (for counting them).
+ *   --floor   (instrumented build, recording off) alternate, in the same pairs, each construct
+ *             that has a floor variant (see "the floor" below: barrier, for, critical, lock,
+ *             atomic) with that variant, and print floor_us= and fresh_floor_us=: the mean
+ *             over the pairs of (floor variant - construct), the cost of bare time stamps and
+ *             record stores at the places pomptrace records, into mapped and into fresh memory
+ *             (a run of `outer` repetitions each).
+ *   (us=, sd_us= and min_us= of a --paired or --floor run mix the two sides of its pairs.)
  * Output: first `tsc_ns=T delay=D` (T: ns per bare TSC read, best of 5 timings, the floor an
  * event is compared with; D: the delay iterations), then one line per construct:
  *   construct=NAME threads=N us=X events=E sd_us=S min_us=M inner=I outer=O [paired_us=P]
+ *   [floor_us=F fresh_floor_us=G]
  * events= is the constant table below: POMP2 events per construct that pomptrace records on
  * the encountering / critical-path thread. The plain build prints the same number.
  *
@@ -331,6 +339,192 @@ static void test_task(int inner)
     }
 }
 
+/* ---- the floor: what any tracer that timestamps every event has to do ------------------------ */
+
+/* The floor variant of a construct runs it as the instrumented build does (OPARI2's structure:
+ * a worksharing loop with nowait and an explicit barrier, the same paused POMP2 calls) and, at
+ * each place where pomptrace records, reads the TSC and stores a record of the size pomptrace
+ * writes there into memory of the thread's own: nothing more. Run with recording off, --floor
+ * alternates each construct with its floor variant: the difference is the cost of bare time
+ * stamps and stores at those places, the floor a tracer's cost per event can be compared with
+ * there (a barrier, for one, exposes the time stamp reads on either side of it on the team's
+ * critical path). It does so twice, with two kinds of memory:
+ *   mapped: one buffer used round and round, faulted in before (what the time stamps and
+ *           stores cost alone);
+ *   fresh:  memory never touched before, faulted in 4 KiB at a time as the records reach it
+ *           (what a tracer that keeps its trace in memory, or hands it to the page cache, pays
+ *           at least: every byte of the trace is new memory). */
+
+#include <sys/mman.h>
+
+#define FLOOR_TIMESTAMP_BYTES 9 /* OTF2's TIMESTAMP record: its type and the 8-byte time */
+#define FLOOR_REGION_BYTES 4    /* Enter or Leave: type, length, the region's compressed id */
+#define FLOOR_LOCK_BYTES 9      /* ThreadAcquireLock/ReleaseLock: paradigm, lock, order */
+#define FLOOR_BUFFER_BYTES ((size_t)64 << 20) /* larger than the caches: stores reach memory */
+
+static int floor_fresh; /* which memory the floor variants write to: fresh or mapped */
+static __thread unsigned char *floor_buffer, *floor_fresh_buffer;
+static __thread size_t floor_used = FLOOR_BUFFER_BYTES, floor_fresh_used = FLOOR_BUFFER_BYTES;
+static long floor_lock_order; /* the lock's acquisition order, as a ThreadAcquireLock needs */
+
+static unsigned char *floor_map(int populate)
+{
+    void *mapped = mmap(NULL, FLOOR_BUFFER_BYTES, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : MAP_NORESERVE),
+                        -1, 0);
+    if (mapped == MAP_FAILED) {
+        fprintf(stderr, "syncbench: cannot map the floor's memory\n");
+        exit(1);
+    }
+    return mapped;
+}
+
+/* The next `bytes` of the thread's buffer: fresh memory (a new mapping when one is full), or
+ * the mapped buffer (from its start again when it is full; faulted in at the thread's first
+ * record, in the warm-up). */
+static unsigned char *floor_room(size_t bytes)
+{
+    if (floor_fresh) {
+        if (floor_fresh_used + bytes > FLOOR_BUFFER_BYTES) {
+            if (floor_fresh_buffer != NULL) {
+                munmap(floor_fresh_buffer, FLOOR_BUFFER_BYTES);
+            }
+            floor_fresh_buffer = floor_map(0);
+            floor_fresh_used = 0;
+        }
+        unsigned char *room = floor_fresh_buffer + floor_fresh_used;
+        floor_fresh_used += bytes;
+        return room;
+    }
+    if (floor_used + bytes > FLOOR_BUFFER_BYTES) {
+        if (floor_buffer == NULL) {
+            floor_buffer = floor_map(1);
+        }
+        floor_used = 0;
+    }
+    unsigned char *room = floor_buffer + floor_used;
+    floor_used += bytes;
+    return room;
+}
+
+/* A record of `bytes` at `time`, preceded by a TIMESTAMP when `timed`. */
+static inline void floor_record(unsigned long long time, int timed, size_t bytes)
+{
+    size_t total = bytes + (timed ? FLOOR_TIMESTAMP_BYTES : 0);
+    unsigned char *out = floor_room(total);
+    if (timed) {
+        out[0] = 5;
+        memcpy(out + 1, &time, sizeof time);
+        out += FLOOR_TIMESTAMP_BYTES;
+    }
+    out[0] = 1;
+    out[1] = (unsigned char)(bytes - 2);
+    memset(out + 2, 1, bytes - 2);
+}
+
+/* An Enter or Leave at a time of its own. */
+static inline void floor_event(void) { floor_record(read_tsc(), 1, FLOOR_REGION_BYTES); }
+
+/* A lock's acquisition: the time after it (fenced, as pomptrace reads it: after the locked
+ * instruction that took the lock) and the next acquisition order. Returns the time. */
+static inline unsigned long long floor_acquire(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_lfence();
+#endif
+    unsigned long long t = read_tsc();
+    floor_lock_order += 1;
+    floor_record(t, 1, FLOOR_LOCK_BYTES);
+    return t;
+}
+
+static void floor_barrier(int inner)
+{
+#pragma omp parallel
+    {
+        for (int j = 0; j < inner; j++) {
+            delay(delay_length);
+            floor_event();
+#pragma omp barrier
+            floor_event();
+        }
+    }
+}
+
+static void floor_for(int inner)
+{
+#pragma omp parallel
+    {
+        int n = omp_get_num_threads();
+        for (int j = 0; j < inner; j++) {
+            floor_event();
+#pragma omp for nowait
+            for (int i = 0; i < n; i++) {
+                delay(delay_length);
+            }
+            floor_event();
+#pragma omp barrier
+            floor_event();
+            floor_event();
+        }
+    }
+}
+
+static void floor_critical(int inner)
+{
+#pragma omp parallel
+    {
+        int count = inner / omp_get_num_threads();
+        for (int j = 0; j < count; j++) {
+            floor_event();
+#pragma omp critical
+            {
+                unsigned long long t = floor_acquire();
+                floor_record(t, 0, FLOOR_REGION_BYTES);
+                delay(delay_length);
+                floor_record(read_tsc(), 1, FLOOR_REGION_BYTES);
+                floor_record(0, 0, FLOOR_LOCK_BYTES);
+            }
+            floor_event();
+        }
+    }
+}
+
+static void floor_lock(int inner)
+{
+#pragma omp parallel
+    {
+        int count = inner / omp_get_num_threads();
+        for (int j = 0; j < count; j++) {
+            floor_event();
+            omp_set_lock(&lock);
+            unsigned long long t = floor_acquire();
+            floor_record(t, 0, FLOOR_REGION_BYTES);
+            delay(delay_length);
+            t = read_tsc();
+            omp_unset_lock(&lock);
+            floor_record(t, 1, FLOOR_REGION_BYTES);
+            floor_record(t, 0, FLOOR_LOCK_BYTES);
+            floor_event();
+        }
+    }
+}
+
+static void floor_atomic(int inner)
+{
+#pragma omp parallel
+    {
+        int count = inner / omp_get_num_threads();
+        for (int j = 0; j < count; j++) {
+            delay(delay_length);
+            floor_event();
+#pragma omp atomic
+            atomic_count += 1;
+            floor_event();
+        }
+    }
+}
+
 /* ---- the references: the same delays without the construct ------------------------------------ */
 
 /* `inner` delays one after the other: for constructs whose delays are on the critical path
@@ -363,21 +557,22 @@ struct construct {
     const char *name;
     bench_fn test;
     bench_fn reference;
-    int events; /* see the table at the top */
+    int events;     /* see the table at the top */
+    bench_fn floor; /* the floor variant (see above), or NULL */
 };
 
 static const struct construct constructs[] = {
-    {"parallel", test_parallel, reference_serial, 8},
-    {"parallel_for", test_parallel_for, reference_serial, 10},
-    {"for", test_for, reference_serial, 4},
-    {"barrier", test_barrier, reference_serial, 2},
-    {"single", test_single, reference_serial, 6},
-    {"critical", test_critical, reference_serial, 6},
-    {"lock", test_lock, reference_serial, 6},
-    {"ordered", test_ordered, reference_serial, 4},
-    {"atomic", test_atomic, reference_shared, 2},
-    {"reduction", test_reduction, reference_serial, 8},
-    {"task", test_task, reference_shared, 7},
+    {"parallel", test_parallel, reference_serial, 8, NULL},
+    {"parallel_for", test_parallel_for, reference_serial, 10, NULL},
+    {"for", test_for, reference_serial, 4, floor_for},
+    {"barrier", test_barrier, reference_serial, 2, floor_barrier},
+    {"single", test_single, reference_serial, 6, NULL},
+    {"critical", test_critical, reference_serial, 6, floor_critical},
+    {"lock", test_lock, reference_serial, 6, floor_lock},
+    {"ordered", test_ordered, reference_serial, 4, NULL},
+    {"atomic", test_atomic, reference_shared, 2, floor_atomic},
+    {"reduction", test_reduction, reference_serial, 8, NULL},
+    {"task", test_task, reference_shared, 7, NULL},
 };
 
 static double time_once(bench_fn f, int inner)
@@ -385,6 +580,37 @@ static double time_once(bench_fn f, int inner)
     double t0 = omp_get_wtime();
     f(inner);
     return omp_get_wtime() - t0;
+}
+
+/* Times `outer` repetitions of `inner` constructs (each after a repetition of the reference,
+ * into `times` and `refs`) in pairs (first, second) and (second, first) by turns, and returns
+ * the mean over the pairs of (first - second) in us per construct. `switch_recording`: the
+ * first side records (POMP2_On) and the second does not (POMP2_Off), as --paired runs them. */
+static double time_pairs(const struct construct *k, int inner, int outer, bench_fn first,
+                         bench_fn second, int switch_recording, double *times, double *refs)
+{
+    for (int r = 0; r < outer; r++) {
+        refs[r] = time_once(k->reference, inner);
+        /* Repetition r is the first side when r and its pair's number have the same parity. */
+        int first_side = (r % 2) == ((r / 2) % 2);
+        if (switch_recording) {
+            if (first_side) {
+                POMP2_On();
+            } else {
+                POMP2_Off();
+            }
+        }
+        times[r] = time_once(first_side ? first : second, inner);
+    }
+    if (switch_recording) {
+        POMP2_On();
+    }
+    double sum = 0.0;
+    for (int r = 0; r + 1 < outer; r += 2) {
+        int first_leads = (r / 2) % 2 == 0;
+        sum += (times[first_leads ? r : r + 1] - times[first_leads ? r + 1 : r]) / inner * 1e6;
+    }
+    return sum / (outer / 2);
 }
 
 static int selected(const char *only, const char *name)
@@ -407,14 +633,14 @@ static int selected(const char *only, const char *name)
 static void usage(void)
 {
     fprintf(stderr, "usage: syncbench [--quick] [--only NAME[,NAME...]] [--inner N] [--outer N] "
-                    "[--delay N] [--paired | --recording-off]\n       syncbench --list\n");
+                    "[--delay N] [--paired | --recording-off | --floor]\n       syncbench --list\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     const double target = 0.005; /* seconds per test, at least */
-    int outer = 40, fixed_inner = 0, fixed_delay = 0, paired = 0, recording_off = 0;
+    int outer = 40, fixed_inner = 0, fixed_delay = 0, paired = 0, recording_off = 0, floor = 0;
     const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
@@ -435,9 +661,12 @@ int main(int argc, char **argv)
             paired = 1;
         } else if (strcmp(argv[i], "--recording-off") == 0) {
             recording_off = 1;
+        } else if (strcmp(argv[i], "--floor") == 0) {
+            floor = 1;
         } else if (strcmp(argv[i], "--list") == 0) {
             for (size_t c = 0; c < sizeof constructs / sizeof constructs[0]; c++) {
-                printf("construct=%s events=%d\n", constructs[c].name, constructs[c].events);
+                printf("construct=%s events=%d floor=%d\n", constructs[c].name,
+                       constructs[c].events, constructs[c].floor != NULL);
             }
             return 0;
         } else if (strcmp(argv[i], "--outer") == 0 && i + 1 < argc) {
@@ -453,14 +682,15 @@ int main(int argc, char **argv)
     for (size_t c = 0; c < sizeof constructs / sizeof constructs[0]; c++) {
         any |= selected(only, constructs[c].name);
     }
-    if (!any || (paired && recording_off)) {
+    if (!any || paired + recording_off + floor > 1) {
         usage();
     }
-    if ((paired || recording_off) && (POMP2_On == NULL || POMP2_Off == NULL)) {
-        fprintf(stderr, "syncbench: --paired and --recording-off need the instrumented build\n");
+    if ((paired || recording_off || floor) && (POMP2_On == NULL || POMP2_Off == NULL)) {
+        fprintf(stderr,
+                "syncbench: --paired, --recording-off and --floor need the instrumented build\n");
         return 2;
     }
-    if (paired && outer % 2 != 0) {
+    if ((paired || floor) && outer % 2 != 0) {
         outer++; /* whole pairs */
     }
 
@@ -475,7 +705,7 @@ int main(int argc, char **argv)
     printf("tsc_ns=%.3f delay=%d\n", tsc_read_ns(), delay_length);
     fflush(stdout);
     omp_init_lock(&lock);
-    if (recording_off) {
+    if (recording_off || floor) {
         POMP2_Off();
     }
 
@@ -493,6 +723,10 @@ int main(int argc, char **argv)
         /* Warm up (thread pool, first-time registration), then fix the inner count. */
         k->test(threads);
         k->reference(threads);
+        bench_fn floor_variant = floor ? k->floor : NULL;
+        if (floor_variant != NULL) {
+            floor_variant(threads);
+        }
         int inner;
         if (fixed_inner > 0) {
             inner = (fixed_inner + threads - 1) / threads * threads;
@@ -508,28 +742,17 @@ int main(int argc, char **argv)
                 inner *= 2;
             }
         }
-        for (int r = 0; r < outer; r++) {
-            ref_times[r] = time_once(k->reference, inner);
-            if (paired) {
-                /* Repetition r is "on" when r and its pair's number have the same parity:
-                 * pairs (on, off) and (off, on) by turns. */
-                if ((r % 2) == ((r / 2) % 2)) {
-                    POMP2_On();
-                } else {
-                    POMP2_Off();
-                }
-            }
-            test_times[r] = time_once(k->test, inner);
-        }
-        double paired_us = 0.0;
+        double pair_us = 0.0, fresh_floor_us = 0.0;
         if (paired) {
-            POMP2_On();
-            for (int r = 0; r + 1 < outer; r += 2) {
-                int first_on = (r / 2) % 2 == 0;
-                double on = test_times[first_on ? r : r + 1], off = test_times[first_on ? r + 1 : r];
-                paired_us += (on - off) / inner * 1e6;
-            }
-            paired_us /= outer / 2;
+            pair_us = time_pairs(k, inner, outer, k->test, k->test, 1, test_times, ref_times);
+        } else if (floor_variant != NULL) {
+            floor_fresh = 1;
+            fresh_floor_us =
+                time_pairs(k, inner, outer, floor_variant, k->test, 0, test_times, ref_times);
+            floor_fresh = 0;
+            pair_us = time_pairs(k, inner, outer, floor_variant, k->test, 0, test_times, ref_times);
+        } else {
+            time_pairs(k, inner, outer, k->test, k->test, 0, test_times, ref_times);
         }
         double ref = 0.0;
         for (int r = 0; r < outer; r++) {
@@ -550,7 +773,10 @@ int main(int argc, char **argv)
         printf("construct=%s threads=%d us=%.4f events=%d sd_us=%.4f min_us=%.4f inner=%d outer=%d",
                k->name, threads, mean, k->events, sqrt(var > 0.0 ? var : 0.0), min, inner, outer);
         if (paired) {
-            printf(" paired_us=%.4f", paired_us);
+            printf(" paired_us=%.4f", pair_us);
+        }
+        if (floor_variant != NULL) {
+            printf(" floor_us=%.4f fresh_floor_us=%.4f", pair_us, fresh_floor_us);
         }
         printf("\n");
         fflush(stdout);
