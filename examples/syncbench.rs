@@ -49,11 +49,15 @@
 //! cost of recording beside them.
 //!
 //! Run: `cargo run --release --example syncbench [-- --quick] [--threads 1,2] [--outer 100]
-//! [--constructs barrier,parallel] [--traces-in-memory]` (thread counts by default: 1, 2 and
-//! nproc; every construct).
+//! [--constructs barrier,parallel] [--traces-in-memory] [--warm-up MS]` (thread counts by
+//! default: 1, 2 and nproc; every construct). Every timed process runs its construct for
+//! `--warm-up MS` (50 by default) before its repetitions: they time the steady state of a
+//! longer run, in which a thread's chunks stream out and their buffers are filled again, not
+//! the page faults of its first, fresh ones (a timed process records only a few MB per
+//! thread; `--warm-up 0` times those too, and the *fresh floor* column measures them).
 //! `--outer` above 100 makes more rounds of 4 repetitions (up to 250), for a smaller ± on a
 //! noisy row.
-//! (about 4 minutes on 2 idle cores; `--quick`: 20 repetitions instead of 100, about 50 s).
+//! (about 7 minutes on 2 idle cores; `--quick`: 20 repetitions instead of 100, about 1.5 minutes).
 
 #[path = "common/library_dir.rs"]
 mod library_dir;
@@ -70,7 +74,7 @@ use std::time::Instant;
 use pomptrace::otf2::{ArchiveReader, ChunkFile, GlobalDef};
 
 const USAGE: &str = "usage: syncbench [--quick] [--threads 1,2,4] [--outer N] \
-     [--constructs barrier,parallel] [--traces-in-memory]";
+     [--constructs barrier,parallel] [--traces-in-memory] [--warm-up MS]";
 
 /// The constructs whose instances the team shares (each thread runs a part of them): their
 /// events are counted over all locations. Every thread executes each instance of the others,
@@ -81,6 +85,12 @@ const SHARED_CONSTRUCTS: &[&str] = &["critical", "lock", "atomic", "ordered", "t
 /// stable from run to run, so they count the team's mean, all locations' events over the
 /// threads (at most the executor's count: per event, this errs towards a higher cost).
 const EXECUTOR_VARIES: &[&str] = &["single"];
+
+/// Milliseconds each timed process runs its construct before timing it (`--warm-up`): long
+/// enough for every thread to fill its first buffers (2–3 MiB) at every construct, so that the
+/// repetitions time the steady state of a longer run, where chunks stream out and buffers are
+/// filled again, not the page faults of a thread's first, fresh ones.
+const DEFAULT_WARM_UP_MS: f64 = 50.0;
 
 /// Inner count of the shorter trace run that counts events (the longer one runs twice as many).
 const COUNT_INNER: u32 = 1000;
@@ -308,14 +318,24 @@ fn writer_cpu(stderr: &str) -> (f64, f64) {
 }
 
 /// The arguments of a timed run of `construct`: the first run finds the delay and the inner
-/// count, the others reuse them (`delay`, `inner`).
-fn timed_args(construct: &str, outer: u32, delay: Option<u32>, inner: Option<u32>) -> Vec<String> {
+/// count, the others reuse them (`delay`, `inner`); `warm_up`: ms of the construct before the
+/// timed repetitions.
+fn timed_args(
+    construct: &str,
+    outer: u32,
+    delay: Option<u32>,
+    inner: Option<u32>,
+    warm_up: Option<f64>,
+) -> Vec<String> {
     let mut args = vec![
         "--only".to_string(),
         construct.to_string(),
         "--outer".into(),
         outer.to_string(),
     ];
+    if let Some(ms) = warm_up {
+        args.extend(["--warm-up".into(), ms.to_string()]);
+    }
     if let Some(d) = delay {
         args.extend(["--delay".into(), d.to_string()]);
     }
@@ -403,11 +423,20 @@ fn main() {
     let mut outer: Option<u32> = None;
     let mut only: Option<Vec<String>> = None;
     let mut traces_in_memory = false;
+    let mut warm_up: Option<f64> = Some(DEFAULT_WARM_UP_MS);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => quick = true,
             "--traces-in-memory" => traces_in_memory = true,
+            "--warm-up" => {
+                let ms = args.next().unwrap_or_else(|| usage(""));
+                warm_up = match ms.parse() {
+                    Ok(0.0) => None,
+                    Ok(ms) if ms > 0.0 => Some(ms),
+                    _ => usage(&format!("bad warm-up `{ms}` (milliseconds)")),
+                };
+            }
             "--threads" => {
                 let list = args.next().unwrap_or_else(|| usage(""));
                 threads = list
@@ -478,6 +507,14 @@ fn main() {
             "kept in memory until the end of each run"
         }
     );
+    match warm_up {
+        Some(ms) => {
+            println!(
+                "syncbench: each timed process runs its construct for {ms} ms before timing it"
+            )
+        }
+        None => println!("syncbench: no warm-up: the timed repetitions fill fresh buffers"),
+    }
 
     let mut rows: Vec<Row> = Vec::new();
     let mut delay: Option<u32> = None;
@@ -512,7 +549,7 @@ fn main() {
                 for slot in order {
                     let config = CONFIGS[slot];
                     let inner_count = inner.get(&row.construct).copied();
-                    let args = timed_args(&row.construct, per_round, delay, inner_count);
+                    let args = timed_args(&row.construct, per_round, delay, inner_count, warm_up);
                     let out = bench.run(config, n, &args, "timed");
                     let _ = std::fs::remove_dir_all(scratch.traces.join("timed"));
                     tsc_ns = tsc_ns.min(out.tsc_ns);
@@ -527,7 +564,8 @@ fn main() {
                 }
                 // The paired run: as many pairs as the others have repetitions.
                 let inner_count = inner.get(&row.construct).copied();
-                let mut args = timed_args(&row.construct, 2 * per_round, delay, inner_count);
+                let mut args =
+                    timed_args(&row.construct, 2 * per_round, delay, inner_count, warm_up);
                 args.push("--paired".into());
                 let out = bench.run(Config::Paired, n, &args, "timed");
                 let _ = std::fs::remove_dir_all(scratch.traces.join("timed"));
@@ -537,7 +575,8 @@ fn main() {
                 row.round_paired.push(paired);
                 // The floor run (recording off throughout), as many pairs again.
                 if let Some(round_floor) = &mut row.round_floor {
-                    let mut args = timed_args(&row.construct, 2 * per_round, delay, inner_count);
+                    let mut args =
+                        timed_args(&row.construct, 2 * per_round, delay, inner_count, warm_up);
                     args.push("--floor".into());
                     let out = bench.run(Config::Paired, n, &args, "timed");
                     let _ = std::fs::remove_dir_all(scratch.traces.join("timed"));

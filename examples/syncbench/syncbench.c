@@ -17,7 +17,7 @@
  * size.
  *
  * Usage: syncbench [--quick] [--only NAME[,NAME...]] [--inner N] [--outer N] [--delay N]
- *                  [--paired | --recording-off | --floor]
+ *                  [--warm-up MS] [--paired | --recording-off | --floor]
  *        syncbench --list
  *   --quick   10 timed repetitions instead of 40 (each test takes at least 5 ms)
  *   --only    run only the named constructs
@@ -25,6 +25,9 @@
  *   --outer   number of timed repetitions
  *   --delay   fix the iterations of the delay loop (no calibration), so that several runs
  *             time the same delay
+ *   --warm-up run each construct for MS milliseconds (with recording as the run has it) before
+ *             its timed repetitions: with pomptrace streaming its chunks, the repetitions then
+ *             fill buffers used before instead of a thread's first, fresh ones
  *   --list    print `construct=NAME events=E floor=0|1` for every construct and exit
  *   --paired  (instrumented build) switch recording on and off (POMP2_On / POMP2_Off) from one
  *             repetition to the next, in pairs (on, off) and (off, on) by turns, and print
@@ -633,7 +636,9 @@ static int selected(const char *only, const char *name)
 static void usage(void)
 {
     fprintf(stderr, "usage: syncbench [--quick] [--only NAME[,NAME...]] [--inner N] [--outer N] "
-                    "[--delay N] [--paired | --recording-off | --floor]\n       syncbench --list\n");
+                    "[--delay N] [--warm-up MS]\n"
+                    "                 [--paired | --recording-off | --floor]\n"
+                    "       syncbench --list\n");
     exit(2);
 }
 
@@ -641,6 +646,7 @@ int main(int argc, char **argv)
 {
     const double target = 0.005; /* seconds per test, at least */
     int outer = 40, fixed_inner = 0, fixed_delay = 0, paired = 0, recording_off = 0, floor = 0;
+    double warm_up_ms = 0.0;
     const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--quick") == 0) {
@@ -655,6 +661,11 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--delay") == 0 && i + 1 < argc) {
             fixed_delay = atoi(argv[++i]);
             if (fixed_delay < 1) {
+                usage();
+            }
+        } else if (strcmp(argv[i], "--warm-up") == 0 && i + 1 < argc) {
+            warm_up_ms = atof(argv[++i]);
+            if (!(warm_up_ms >= 0.0)) {
                 usage();
             }
         } else if (strcmp(argv[i], "--paired") == 0) {
@@ -741,6 +752,10 @@ int main(int argc, char **argv)
                 }
                 inner *= 2;
             }
+        }
+        /* --warm-up: the construct itself for that long before the timed repetitions. */
+        for (double t0 = omp_get_wtime(); (omp_get_wtime() - t0) * 1e3 < warm_up_ms;) {
+            k->test(inner);
         }
         double pair_us = 0.0, fresh_floor_us = 0.0;
         if (paired) {
