@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 
 use pomptrace::otf2::{ArchiveReader, LocalDef};
 use support::mpi::{build_instrumented, build_mpi_library, mpirun, mpirun_ok, Job};
-use support::pomp2::{pomptrace_command, Link, View};
+use support::pomp2::{pomptrace_command, program, Link, View};
 use support::{otf2_print, run, Scratch};
 
 const RANKS: u32 = 4;
@@ -345,7 +345,7 @@ fn a_process_using_mpi_without_a_launcher_writes_an_archive_of_its_own() {
     let library = build_mpi_library(&scratch.path);
     let experiment = scratch.join("trace");
     // Open MPI's singleton start: no mpirun, so no launcher variables.
-    let out = run(Command::new(&exe)
+    let out = run(program(&exe)
         .env("OMP_NUM_THREADS", "2")
         .env("LD_PRELOAD", &library)
         .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)

@@ -18,7 +18,7 @@ const CHUNK: u64 = 256 * 1024;
 
 /// 2 threads × 2 × `per_thread` user-region events.
 fn start(exe: &Path, experiment: &Path, per_thread: u64) -> Child {
-    Command::new(exe)
+    program(exe)
         .arg(per_thread.to_string())
         .env("OMP_NUM_THREADS", "2")
         .env("POMPTRACE_CHUNK_SIZE", "256K")
@@ -211,7 +211,7 @@ fn a_new_run_leaves_a_killed_runs_remains_alone_and_says_how_to_recover_them() {
     });
     let on_disk = whole_chunk_events(&experiment);
 
-    let second = Command::new(&exe)
+    let second = program(&exe)
         .arg("1000")
         .env("OMP_NUM_THREADS", "2")
         .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)

@@ -16,7 +16,7 @@ fn a_program_that_closes_every_descriptor_gets_its_own_file_unchanged() {
     let scratch = Scratch::new("closed-fds");
     let exe = instrumented_c_program(&scratch.path, "closed_fds.c");
     let untraced = scratch.join("untraced.txt");
-    let plain = run(Command::new(&exe)
+    let plain = run(program(&exe)
         .arg(&untraced)
         .arg(ITERATIONS.to_string())
         .env("OMP_NUM_THREADS", "2")
@@ -25,7 +25,7 @@ fn a_program_that_closes_every_descriptor_gets_its_own_file_unchanged() {
     let experiment = scratch.join("exp");
     // Small chunks: many are written while the program's file is open.
     let r = Run {
-        output: run(Command::new(&exe)
+        output: run(program(&exe)
             .arg(&traced)
             .arg(ITERATIONS.to_string())
             .env("OMP_NUM_THREADS", "2")

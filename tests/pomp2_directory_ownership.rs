@@ -7,7 +7,7 @@ mod support;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use support::pomp2::*;
 use support::Scratch;
@@ -21,7 +21,7 @@ fn two_processes_with_one_directory_write_two_readable_traces_and_one_message() 
     let experiment = scratch.join("exp");
     let gate = scratch.join("gate");
     let start = |gated: bool| {
-        let mut command = Command::new(&exe);
+        let mut command = program(&exe);
         command
             .arg(PER_THREAD.to_string())
             .env("OMP_NUM_THREADS", "2")

@@ -19,7 +19,7 @@ fn a_full_disk_is_reported_once_and_the_rest_of_the_trace_is_written() {
     std::os::unix::fs::symlink("/dev/full", experiment.join("traces/0.evt")).unwrap();
 
     // 2 x 200 000 user-region events per thread: several 256 KiB chunks each.
-    let out = std::process::Command::new(&exe)
+    let out = program(&exe)
         .arg("200000")
         .env("OMP_NUM_THREADS", "2")
         .env("POMPTRACE_CHUNK_SIZE", "256K")

@@ -24,7 +24,7 @@ fn fatal_signals_still_leave_a_readable_trace() {
         ("term", libc_signal::SIGTERM),
     ] {
         let experiment = scratch.join(how);
-        let out = Command::new(&exe)
+        let out = program(&exe)
             .arg(how)
             .env("OMP_NUM_THREADS", "2")
             .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)
@@ -168,7 +168,7 @@ fn two_sigterms_one_millisecond_apart_still_leave_a_readable_trace() {
     let (scratch, exe) = blocked_program("signals-twice", false);
     for run in 0..20 {
         let experiment = scratch.join(&format!("run{run}"));
-        let mut command = Command::new(&exe);
+        let mut command = program(&exe);
         command.env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment);
         let (status, _, stderr) = run_blocked_program(command, |pid| {
             send(pid as i32, libc::SIGTERM);
@@ -210,7 +210,7 @@ fn a_sigterm_to_the_process_group_as_timeout_sends_it_leaves_a_readable_trace() 
 fn a_segfault_on_a_worker_thread_still_leaves_a_readable_trace() {
     let (scratch, exe) = blocked_program("signals-worker-segv", true);
     let experiment = scratch.join("segv");
-    let mut command = Command::new(&exe);
+    let mut command = program(&exe);
     command
         .arg("segv")
         .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment);

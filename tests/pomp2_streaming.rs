@@ -6,7 +6,7 @@
 mod support;
 
 use pomptrace::otf2::{ArchiveReader, Event};
-use support::pomp2::{instrument, Build};
+use support::pomp2::{instrument, program, Build};
 use support::Scratch;
 
 const THREADS: u64 = 4;
@@ -51,7 +51,7 @@ fn peak_growth_kib(
     let source = instrument("stream_many.c", &scratch.path, &[]);
     let exe = Build::c(&scratch.path).executable(&[source], "stream_many");
     let run = |traced: bool| {
-        let mut cmd = std::process::Command::new(&exe);
+        let mut cmd = program(&exe);
         cmd.arg(iterations.to_string())
             .env("OMP_NUM_THREADS", threads.to_string());
         if traced {
@@ -159,7 +159,7 @@ fn verbose_2_reports_the_cpu_time_of_the_writer_threads() {
     let source = instrument("stream_many.c", &scratch.path, &[]);
     let exe = Build::c(&scratch.path).executable(&[source], "stream_many");
     let run = |verbose: &str, dir: &str| {
-        let mut cmd = std::process::Command::new(&exe);
+        let mut cmd = program(&exe);
         // 2 × 10^6 events per thread, about 23 MB: the writer writes each chunk as it fills.
         cmd.arg("1000000")
             .env("OMP_NUM_THREADS", "2")
@@ -211,7 +211,7 @@ fn event_bytes(experiment: &std::path::Path) -> u64 {
 #[test]
 fn chunks_stream_out_as_they_fill_where_the_disk_takes_them_directly_and_stay_in_memory_else() {
     use std::io::{BufRead, BufReader};
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let scratch = Scratch::new("streaming-direct");
     let source = instrument("stream_many.c", &scratch.path, &[]);
     let exe = Build::c(&scratch.path).executable(&[source], "stream_many");
@@ -222,16 +222,13 @@ fn chunks_stream_out_as_they_fill_where_the_disk_takes_them_directly_and_stay_in
         let gate = scratch.join("gate");
         let _ = std::fs::remove_file(&gate);
         // 2 × 200 000 events per thread, about 2.4 MB: nine 256 KiB chunks each.
-        let mut child = Command::new(&exe)
+        let mut child = program(&exe)
             .arg("200000")
             .env("OMP_NUM_THREADS", "2")
             .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)
             .env("POMPTRACE_CHUNK_SIZE", "256K")
             .env_remove("POMPTRACE_KEEP_IN_MEMORY")
             .env("STREAM_MANY_GATE", &gate)
-            // cargo test puts its build directories first; the rpath names the library under
-            // test.
-            .env_remove("LD_LIBRARY_PATH")
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

@@ -172,7 +172,7 @@ fn link_and_run(scratch: &Scratch, generated: &Path, objects: &[&Path]) -> Strin
         .arg(&main)
         .arg(generated)
         .args(objects));
-    stdout(&run(&mut Command::new(&exe)))
+    stdout(&run(&mut support::pomp2::program(&exe)))
 }
 
 #[test]

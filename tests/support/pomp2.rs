@@ -59,6 +59,15 @@ pub fn instrument(name: &str, dir: &Path, opari_args: &[&str]) -> PathBuf {
 
 /// `c-tests/<file>` instrumented with `opari2` and built into `dir` against the shared library,
 /// with an init file; returns the executable (named after the file's stem).
+/// A command that runs `exe`, a program linked against the library under test. cargo test
+/// puts its build directories in `LD_LIBRARY_PATH`, where an older copy of the library (from an
+/// earlier `cargo build`) may come before the one the program's rpath names: removed.
+pub fn program(exe: &Path) -> Command {
+    let mut command = Command::new(exe);
+    command.env_remove("LD_LIBRARY_PATH");
+    command
+}
+
 pub fn instrumented_c_program(dir: &Path, file: &str) -> PathBuf {
     let source = instrument(file, dir, &[]);
     let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
@@ -202,14 +211,12 @@ pub fn run_traced_with_args(
 ) -> Run {
     let experiment = exe.parent().unwrap().join(label);
     let _ = std::fs::remove_dir_all(&experiment);
-    let mut cmd = Command::new(exe);
+    let mut cmd = program(exe);
     cmd.args(args)
         .env("OMP_NUM_THREADS", threads.to_string())
         .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)
         .env_remove("POMPTRACE_ENABLE")
-        .env_remove("LD_PRELOAD")
-        // cargo test puts its build directories first; the rpath names the library under test.
-        .env_remove("LD_LIBRARY_PATH");
+        .env_remove("LD_PRELOAD");
     for (k, v) in env {
         cmd.env(k, v);
     }
