@@ -63,12 +63,13 @@ variables! {
         "a thread's first full event chunks, up to this many bytes (at most the buffer less one \
          chunk), stay in memory until the end of the run; past that, all of them and every later \
          chunk are written by the writer thread as they fill. 0 writes every full chunk at once \
-         and fills its buffer again: on a file system that takes direct writes (O_DIRECT: ext4, \
-         xfs and most disks) the writer spends a sixth of the CPU time that faulting in fresh \
-         memory costs the recording threads, and nothing is lost if the process is killed \
-         (SIGKILL, OOM, time limit: see pomptrace recover). Keeping chunks suits a file system \
-         in memory (tmpfs: writing there costs as much as fresh memory): a run that fits never \
-         wakes the writer thread while it runs, so it takes no core from the program";
+         and fills its buffer again: on a local disk file system that takes direct writes \
+         (O_DIRECT: ext4, xfs, btrfs, f2fs, zfs) the writer spends a fifth of the CPU time that \
+         faulting in fresh memory costs the recording threads, and nothing is lost if the \
+         process is killed (SIGKILL, OOM, time limit: see pomptrace recover). Elsewhere chunks \
+         are kept: on tmpfs writing costs as much as fresh memory, and on a network or parallel \
+         file system the page cache writes back many at once; a run that fits never wakes the \
+         writer thread while it runs, so it takes no core from the program";
     Run CLOCK = "POMPTRACE_CLOCK", default "auto",
         "tsc (invariant TSC, calibrated against CLOCK_MONOTONIC) or monotonic";
     Run VERBOSE = "POMPTRACE_VERBOSE", default "1",
