@@ -137,6 +137,8 @@ impl Sampler {
         let thread = std::thread::Builder::new()
             .name("pomptrace-sampler".into())
             .spawn(move || {
+                // It reads /proc and writes its file while the program runs.
+                crate::otf2::chunk_file::use_own_descriptor_table();
                 let mut stopped = stop_seen.requested.lock();
                 loop {
                     // A fixed schedule: a slow sample does not shift the ones after it, and

@@ -144,6 +144,9 @@ impl BackgroundWriter {
             .name(name.to_string())
             .spawn(move || {
                 note_thread_id(&ids);
+                // It writes while the program runs: out of reach of a program closing its
+                // descriptors.
+                super::chunk_file::use_own_descriptor_table();
                 for job in jobs {
                     match job {
                         Job::Chunk { target, chunk, len } => {

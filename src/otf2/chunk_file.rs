@@ -154,6 +154,33 @@ fn takes_direct_writes(file: &File, path: &Path) -> bool {
     }
 }
 
+/// Gives the calling thread a descriptor table of its own, for a thread that opens, writes and
+/// closes files while the program runs. A program may close every descriptor (a daemon, some
+/// job launchers) and open its own files meanwhile: in a shared table it could close one of ours
+/// between our open and our write, and the number could then name the program's new file, which
+/// we would write into or close. In a table of its own nothing the program does reaches our
+/// descriptors, nor ours its. The table starts as a copy of the process's: every descriptor but
+/// the standard streams (kept for messages) is closed in it at once, so that none of the
+/// program's files stays open on our account. Where the system refuses (a seccomp filter), the
+/// thread goes on with the shared table.
+pub fn use_own_descriptor_table() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: unshare only detaches the calling thread's descriptor table; the closes act on
+    // that private copy, in which this thread (just started) holds nothing of its own.
+    unsafe {
+        if libc::unshare(libc::CLONE_FILES) != 0 {
+            return;
+        }
+        // close_range (Linux 5.9) through syscall: no glibc 2.34 symbol needed.
+        if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) != 0 {
+            let open_max = libc::sysconf(libc::_SC_OPEN_MAX).clamp(1024, 1 << 20) as libc::c_int;
+            for fd in 3..open_max {
+                libc::close(fd);
+            }
+        }
+    }
+}
+
 fn cut_back(file: &File, offset: u64) {
     // Best effort: a device such as /dev/full cannot be truncated, and then nothing was written.
     let _ = file.set_len(offset);
@@ -185,6 +212,52 @@ mod tests {
             libc::munmap(map, len);
             resident.iter().filter(|&&r| r & 1 != 0).count()
         }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_thread_with_its_own_descriptor_table_neither_sees_nor_shows_the_programs() {
+        use std::os::fd::AsRawFd;
+        let dir = crate::otf2::test_dir("own-descriptors");
+        let program_file = File::create(dir.join("program.txt")).unwrap();
+        let program_fd = program_file.as_raw_fd();
+        let inode = |fd: libc::c_int| {
+            let mut st = std::mem::MaybeUninit::<libc::stat>::zeroed();
+            // SAFETY: `st` has room for one stat; an unknown fd only makes fstat fail.
+            (unsafe { libc::fstat(fd, st.as_mut_ptr()) } == 0)
+                // SAFETY: fstat succeeded and filled it in.
+                .then(|| unsafe { st.assume_init() }.st_ino)
+        };
+        let program_inode = inode(program_fd).unwrap();
+        let ours_path = dir.join("ours.evt");
+        let (ours_fd, ours_inode, seen_from_thread) = std::thread::spawn({
+            let ours_path = ours_path.clone();
+            move || {
+                use_own_descriptor_table();
+                let seen = inode(program_fd);
+                let ours = File::create(&ours_path).unwrap();
+                let fd = ours.as_raw_fd();
+                let ino = inode(fd).unwrap();
+                // Kept open after the thread ends: the table goes with the thread.
+                std::mem::forget(ours);
+                (fd, ino, seen)
+            }
+        })
+        .join()
+        .unwrap();
+        assert_ne!(
+            seen_from_thread,
+            Some(program_inode),
+            "the program's file was visible"
+        );
+        assert_ne!(
+            inode(ours_fd),
+            Some(ours_inode),
+            "our file was visible to the program"
+        );
+        assert_eq!(inode(program_fd), Some(program_inode));
+        drop(program_file);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[cfg(target_os = "linux")]
