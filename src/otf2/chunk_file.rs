@@ -173,11 +173,28 @@ pub fn use_own_descriptor_table() {
         }
         // close_range (Linux 5.9) through syscall: no glibc 2.34 symbol needed.
         if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) != 0 {
-            let open_max = libc::sysconf(libc::_SC_OPEN_MAX).clamp(1024, 1 << 20) as libc::c_int;
-            for fd in 3..open_max {
-                libc::close(fd);
-            }
+            close_listed_descriptors();
         }
+    }
+}
+
+/// Closes the calling thread's descriptors above the standard streams that its table lists
+/// (for kernels without close_range: a loop up to the limit could be a million closes).
+#[cfg(target_os = "linux")]
+fn close_listed_descriptors() {
+    let listed: Vec<libc::c_int> = std::fs::read_dir("/proc/thread-self/fd")
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse().ok())
+                .filter(|&fd| fd > 2)
+                .collect()
+        })
+        .unwrap_or_default();
+    for fd in listed {
+        // SAFETY: called only on a thread's own descriptor table, where nothing else holds
+        // these; the listing's own descriptor is among them, already closed (EBADF, harmless).
+        unsafe { libc::close(fd) };
     }
 }
 
@@ -257,6 +274,27 @@ mod tests {
         );
         assert_eq!(inode(program_fd), Some(program_inode));
         drop(program_file);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn without_close_range_the_listed_descriptors_are_closed() {
+        use std::os::fd::IntoRawFd;
+        let dir = crate::otf2::test_dir("listed-descriptors");
+        let path = dir.join("open.txt");
+        let still_open = std::thread::spawn(move || {
+            // SAFETY: detaches this thread's table only.
+            assert_eq!(unsafe { libc::unshare(libc::CLONE_FILES) }, 0);
+            let fd = File::create(&path).unwrap().into_raw_fd();
+            close_listed_descriptors();
+            // SAFETY: F_GETFD only reads the descriptor's flags.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+            flags != -1
+        })
+        .join()
+        .unwrap();
+        assert!(!still_open);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
