@@ -31,27 +31,6 @@ fn start(exe: &Path, experiment: &Path, per_thread: u64) -> Child {
         .unwrap()
 }
 
-fn event_files(experiment: &Path) -> Vec<(u64, PathBuf)> {
-    let Ok(entries) = std::fs::read_dir(experiment.join("traces")) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let location = name.strip_suffix(".evt")?.parse().ok()?;
-            Some((location, e.path()))
-        })
-        .collect()
-}
-
-fn event_bytes(experiment: &Path) -> u64 {
-    event_files(experiment)
-        .iter()
-        .map(|(_, p)| std::fs::metadata(p).map_or(0, |m| m.len()))
-        .sum()
-}
-
 /// Polls until `ready`, then kills the run; panics if the run ended first.
 fn kill_when(mut child: Child, what: &str, ready: impl Fn() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(120);

@@ -6,7 +6,7 @@
 mod support;
 
 use pomptrace::otf2::{ArchiveReader, Event};
-use support::pomp2::{instrument, program, Build};
+use support::pomp2::{event_bytes, instrument, program, Build};
 use support::Scratch;
 
 const THREADS: u64 = 4;
@@ -193,19 +193,6 @@ fn verbose_2_reports_the_cpu_time_of_the_writer_threads() {
         "{stderr}"
     );
     assert_eq!(run("0", "v0"), "", "POMPTRACE_VERBOSE=0 prints nothing");
-}
-
-/// Event bytes in the experiment's event files so far.
-fn event_bytes(experiment: &std::path::Path) -> u64 {
-    std::fs::read_dir(experiment.join("traces"))
-        .map(|entries| {
-            entries
-                .flatten()
-                .filter(|e| e.file_name().to_string_lossy().ends_with(".evt"))
-                .map(|e| e.metadata().map_or(0, |m| m.len()))
-                .sum()
-        })
-        .unwrap_or(0)
 }
 
 #[test]

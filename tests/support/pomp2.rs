@@ -59,6 +59,29 @@ pub fn instrument(name: &str, dir: &Path, opari_args: &[&str]) -> PathBuf {
 
 /// `c-tests/<file>` instrumented with `opari2` and built into `dir` against the shared library,
 /// with an init file; returns the executable (named after the file's stem).
+/// The event files of an experiment directory so far, with their location numbers.
+pub fn event_files(experiment: &Path) -> Vec<(u64, PathBuf)> {
+    let Ok(entries) = std::fs::read_dir(experiment.join("traces")) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let location = name.strip_suffix(".evt")?.parse().ok()?;
+            Some((location, e.path()))
+        })
+        .collect()
+}
+
+/// Bytes in an experiment directory's event files so far.
+pub fn event_bytes(experiment: &Path) -> u64 {
+    event_files(experiment)
+        .iter()
+        .map(|(_, p)| std::fs::metadata(p).map_or(0, |m| m.len()))
+        .sum()
+}
+
 /// A command that runs `exe`, a program linked against the library under test. cargo test
 /// puts its build directories in `LD_LIBRARY_PATH`, where an older copy of the library (from an
 /// earlier `cargo build`) may come before the one the program's rpath names: removed.
