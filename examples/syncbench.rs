@@ -562,27 +562,28 @@ fn main() {
                     row.round_means[slot].push(measured.mean_us);
                     row.round_bests[slot].push(measured.min_us);
                 }
-                // The paired run: as many pairs as the others have repetitions.
+                // A run that switches within itself (`--paired`, `--floor`): as many pairs as
+                // the others have repetitions.
                 let inner_count = inner.get(&row.construct).copied();
-                let mut args =
-                    timed_args(&row.construct, 2 * per_round, delay, inner_count, warm_up);
-                args.push("--paired".into());
-                let out = bench.run(Config::Paired, n, &args, "timed");
-                let _ = std::fs::remove_dir_all(scratch.traces.join("timed"));
-                let paired = out.measured[0]
-                    .paired_us
-                    .expect("a --paired run prints paired_us=");
-                row.round_paired.push(paired);
-                // The floor run (recording off throughout), as many pairs again.
-                if let Some(round_floor) = &mut row.round_floor {
+                let pairs_run = |mode: &str| {
                     let mut args =
                         timed_args(&row.construct, 2 * per_round, delay, inner_count, warm_up);
-                    args.push("--floor".into());
+                    args.push(mode.into());
                     let out = bench.run(Config::Paired, n, &args, "timed");
                     let _ = std::fs::remove_dir_all(scratch.traces.join("timed"));
-                    let floor = out.measured[0]
+                    out.measured.into_iter().next().expect("a construct= line")
+                };
+                let paired = pairs_run("--paired")
+                    .paired_us
+                    .expect("a --paired run prints paired_us=");
+                // The floor run (recording off throughout).
+                let floor = row.round_floor.is_some().then(|| {
+                    pairs_run("--floor")
                         .floor_us
-                        .expect("a --floor run of a construct with a floor prints floor_us=");
+                        .expect("a --floor run of a construct with a floor prints floor_us=")
+                });
+                row.round_paired.push(paired);
+                if let (Some(round_floor), Some(floor)) = (&mut row.round_floor, floor) {
                     round_floor.push(floor);
                 }
             }
