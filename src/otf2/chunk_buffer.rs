@@ -148,20 +148,7 @@ impl Region {
     #[cfg(target_os = "linux")]
     fn map(len: usize, pages: Pages) -> Option<Self> {
         if pages == Pages::Base {
-            // SAFETY: a new private anonymous mapping; no existing memory is affected.
-            let raw = unsafe {
-                libc::mmap(
-                    std::ptr::null_mut(),
-                    len,
-                    libc::PROT_READ | libc::PROT_WRITE,
-                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-                    -1,
-                    0,
-                )
-            };
-            if raw == libc::MAP_FAILED {
-                return None;
-            }
+            let raw = map_anonymous(len, 0)?;
             return Some(Self {
                 base: NonNull::new(raw as *mut u8)?,
                 len,
@@ -169,20 +156,7 @@ impl Region {
             });
         }
         let span = len.checked_add(HUGE_PAGE)?;
-        // SAFETY: a new private anonymous mapping; no existing memory is affected.
-        let raw = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                span,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
-        if raw == libc::MAP_FAILED {
-            return None;
-        }
+        let raw = map_anonymous(span, libc::MAP_NORESERVE)?;
         let start = raw as usize;
         let base = start.next_multiple_of(HUGE_PAGE);
         let head = base - start;
@@ -211,6 +185,24 @@ impl Region {
     fn map(_len: usize, _pages: Pages) -> Option<Self> {
         None
     }
+}
+
+/// A new private anonymous read-write mapping of `len` bytes (with `flags` added), at a page
+/// boundary; None if the kernel refuses it.
+#[cfg(target_os = "linux")]
+fn map_anonymous(len: usize, flags: libc::c_int) -> Option<*mut libc::c_void> {
+    // SAFETY: a new private anonymous mapping; no existing memory is affected.
+    let raw = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | flags,
+            -1,
+            0,
+        )
+    };
+    (raw != libc::MAP_FAILED).then_some(raw)
 }
 
 impl Drop for Region {
