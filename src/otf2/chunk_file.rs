@@ -39,7 +39,7 @@ impl ChunkFile {
             .open(path)?;
         Ok(Self {
             path: path.to_path_buf(),
-            direct: takes_direct_writes(&file, path),
+            direct: takes_direct_writes(&file),
         })
     }
 
@@ -54,7 +54,7 @@ impl ChunkFile {
         let Ok(file) = OpenOptions::new().write(true).create_new(true).open(&probe) else {
             return false;
         };
-        let direct = takes_direct_writes(&file, &probe);
+        let direct = takes_direct_writes(&file);
         drop(file);
         let _ = std::fs::remove_file(&probe);
         direct
@@ -121,12 +121,12 @@ const LOCAL_DISK_FILE_SYSTEMS: [u32; 6] = [
     0x794C_7630,
 ];
 
-/// Whether `file` (at `path`) is on a local disk file system that takes `O_DIRECT`. Others keep
+/// Whether `file` is on a local disk file system that takes `O_DIRECT`. Others keep
 /// buffered writes: a memory file system (tmpfs) gains nothing, its files are page cache; on a
 /// network or parallel one (NFS, Lustre, GPFS, BeeGFS) a direct write waits for its own round
 /// trip, which the one writer thread would serialise, while the page cache lets the client
 /// write back many at once; an unknown one is left as it was.
-fn takes_direct_writes(file: &File, path: &Path) -> bool {
+fn takes_direct_writes(file: &File) -> bool {
     #[cfg(target_os = "linux")]
     {
         use std::os::fd::AsRawFd;
@@ -141,15 +141,18 @@ fn takes_direct_writes(file: &File, path: &Path) -> bool {
         if !LOCAL_DISK_FILE_SYSTEMS.contains(&kind) {
             return false;
         }
-        OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_DIRECT)
-            .open(path)
-            .is_ok()
+        // Setting O_DIRECT on the open descriptor fails (EINVAL) where the file system does
+        // not take it: no second open to find out.
+        // SAFETY: F_GETFL/F_SETFL only read and set the status flags of an open descriptor
+        // that is ours alone (it is dropped after this probe).
+        unsafe {
+            let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+            flags != -1 && libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags | libc::O_DIRECT) == 0
+        }
     }
     #[cfg(not(target_os = "linux"))]
     {
-        let _ = (file, path);
+        let _ = file;
         false
     }
 }
