@@ -6,7 +6,9 @@
 //!   4 KiB); *memory used before*: the same stores into one chunk written over and over (the
 //!   cost of the stores alone).
 //! - *direct write*: `ChunkFile` on the temp directory's file system, which takes whole pages
-//!   with `O_DIRECT` where it can (ext4, xfs: no copy into the page cache); *buffered write*:
+//!   with `O_DIRECT` where it can (ext4, xfs: no copy into the page cache), from a buffer of
+//!   4 KiB pages; *direct write from huge pages*: the same from a slot of a transparent huge
+//!   page (as the writer's buffers end up: `otf2::background`); *buffered write*:
 //!   the same chunks with an ordinary `pwrite` there (a copy into newly allocated page cache;
 //!   the kernel's later writeback is not counted, so this understates it); *tmpfs write*:
 //!   `ChunkFile` on `/dev/shm`, whose files are page cache.
@@ -21,6 +23,7 @@
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
+use pomptrace::otf2::chunk_buffer::HugePageSlots;
 use pomptrace::otf2::{ChunkBuffer, ChunkFile};
 
 const CHUNK: usize = 1 << 20;
@@ -92,6 +95,10 @@ fn main() {
     let buffered_path = disk.join("buffered.evt");
     let mut chunk = ChunkBuffer::zeroed(CHUNK);
     fill(&mut chunk, 1);
+    let mut huge = HugePageSlots::new(CHUNK, 2)
+        .take()
+        .expect("transparent huge pages (the kernel has them off)");
+    fill(&mut huge, 1);
 
     let names = [
         "fresh memory",
@@ -99,8 +106,9 @@ fn main() {
         "direct write",
         "buffered write",
         "tmpfs write",
+        "direct write from huge pages",
     ];
-    let mut best = [f64::INFINITY; 5];
+    let mut best = [f64::INFINITY; 6];
     for round in 0..ROUNDS {
         for kind in 0..names.len() {
             // Each round starts at another kind, so a slow moment of the machine does not
@@ -122,9 +130,13 @@ fn main() {
                         .expect("open");
                     write_chunks(chunks, |at| file.write_all_at(&chunk, at))
                 }
-                _ => {
+                4 => {
                     let file = new_file(&tmpfs_path);
                     write_chunks(chunks, |at| file.write_at(at, &chunk))
+                }
+                _ => {
+                    let file = new_file(&direct_path);
+                    write_chunks(chunks, |at| file.write_at(at, &huge))
                 }
             };
             best[kind] = best[kind].min(ns);
@@ -140,7 +152,7 @@ fn main() {
         if direct { "takes" } else { "does not take" }
     );
     for (name, ns) in names.iter().zip(best) {
-        println!("{name:>20}: {ns:.3} ns of CPU per byte");
+        println!("{name:>28}: {ns:.3} ns of CPU per byte");
     }
     let faults = best[0] - best[1];
     println!(
@@ -149,5 +161,9 @@ fn main() {
         best[2] / faults,
         best[3] / faults,
         best[4] / faults
+    );
+    println!(
+        "direct write from huge pages ÷ direct write from 4 KiB pages = {:.2}",
+        best[5] / best[2]
     );
 }
