@@ -340,11 +340,13 @@ impl Measurement {
         .map_err(|e| format!("cannot write the definitions journal: {e}"))?;
         // A chunk goes to disk only after every definition it may refer to.
         let writer = process::with_signals_blocked(|| {
+            // Opened in the writer thread's own descriptor table, and closed there.
+            let mut journal_file = None;
             BackgroundWriter::spawn_with(
                 "pomptrace-writer",
                 Box::new(move || {
                     journal::record(&Fact::Clock(clock::sample()));
-                    journal.flush()
+                    journal.flush_to(&mut journal_file)
                 }),
             )
         })
