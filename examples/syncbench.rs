@@ -41,12 +41,14 @@
 //! *off events*, the events per construct counted in traces recorded with `--recording-off`.
 //! `syncbench T threads: worst paired ns/event ÷ tsc = R (construct)` ends each thread count.
 //!
-//! Each round runs the constructs that have a floor variant (barrier, for, critical, lock,
-//! atomic) once more with `--floor`: the same construct with a bare TSC read and a record of
-//! our size stored at each place we record, against the construct alone, in one process with
-//! recording off; into memory faulted in before (*floor*) and into memory touched for the first
-//! time (*fresh floor*, what any tracer pays for its trace's bytes). The second table sets the
-//! cost of recording beside them.
+//! Each round runs the constructs that have a floor variant (parallel, barrier, for, critical,
+//! lock, atomic) once more with `--floor`: the same construct with a bare TSC read and a record
+//! of our size stored at each place we record, against the construct alone, in one process
+//! with recording off; into memory faulted in before (*floor*) and into memory touched for the
+//! first time (*fresh floor*, what any tracer pays for its trace's bytes). The second table
+//! sets the cost of recording beside them, and at T > 1 each of the three over its 1-thread
+//! figure (*÷ 1 thread*): how much of recording's growth with the threads a tracer that only
+//! stamps and stores has too.
 //!
 //! Run: `cargo run --release --example syncbench [-- --quick] [--threads 1,2] [--outer 100]
 //! [--constructs barrier,parallel] [--traces-in-memory] [--warm-up MS]` (thread counts by
@@ -809,11 +811,11 @@ fn print_floor_table(rows: &[Row]) {
     }
     println!();
     println!(
-        "| construct | threads | ns/event | paired ns/event | floor ns/event | ± ns | floor ÷ tsc \
-         | fresh floor ns/event | ± ns | fresh floor ÷ tsc | paired ÷ floor \
-         | paired ÷ fresh floor |"
+        "| construct | threads | ns/event | ÷ 1 thread | paired ns/event | floor ns/event | ± ns \
+         | floor ÷ tsc | ÷ 1 thread | fresh floor ns/event | ± ns | fresh floor ÷ tsc \
+         | ÷ 1 thread | paired ÷ floor | paired ÷ fresh floor |"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for row in rows.iter().filter(|r| r.round_floor.is_some()) {
         let events = f64::from(row.table_events);
         let [(floor, floor_error), (fresh, fresh_error)] =
@@ -822,9 +824,16 @@ fn print_floor_table(rows: &[Row]) {
                 (median * 1e3 / events, error * 1e3 / events)
             });
         let paired = paired_ns_per_event(row);
+        let [recording_growth, floor_growth, fresh_growth] = [
+            ns_per_event as fn(&Row) -> f64,
+            |r| floor_ns_per_event(r, Memory::Mapped),
+            fresh_floor_ns_per_event,
+        ]
+        .map(|figure| against_one_thread(rows, row, figure));
         println!(
-            "| {} | {} | {:.1} | {paired:.1} | {floor:.1} | {floor_error:.1} | {:.2} | {fresh:.1} \
-             | {fresh_error:.1} | {:.2} | {:.2} | {:.2} |",
+            "| {} | {} | {:.1} | {recording_growth} | {paired:.1} | {floor:.1} | {floor_error:.1} \
+             | {:.2} | {floor_growth} | {fresh:.1} | {fresh_error:.1} | {:.2} | {fresh_growth} \
+             | {:.2} | {:.2} |",
             row.construct,
             row.threads,
             ns_per_event(row),
@@ -840,8 +849,24 @@ fn print_floor_table(rows: &[Row]) {
          each place pomptrace records (recording off), against the construct alone, in pairs in \
          one run: the median over the rounds, per record, ± its robust standard error; mapped: \
          into a buffer faulted in before, fresh: into memory touched for the first time (what \
-         any tracer that keeps or writes its trace pays for its bytes)."
+         any tracer that keeps or writes its trace pays for its bytes); ÷ 1 thread: the figure \
+         to its left over the same at 1 thread (how much of recording's growth with the threads \
+         a tracer that only stamps and stores has too). parallel's floor region has one \
+         explicit barrier more, with the stamps around it, and is timed against the same region \
+         without the stamps."
     );
+}
+
+/// `figure(row)` over the same figure of `row`'s construct at 1 thread, as a table cell (empty
+/// at 1 thread or without that row).
+fn against_one_thread(rows: &[Row], row: &Row, figure: impl Fn(&Row) -> f64) -> String {
+    let one = rows
+        .iter()
+        .find(|o| o.threads == 1 && o.construct == row.construct);
+    match one {
+        Some(one) if row.threads > 1 => format!("{:.2}", figure(row) / figure(one)),
+        _ => String::new(),
+    }
 }
 
 fn print_table(rows: &[Row]) {

@@ -40,8 +40,8 @@
  *   --recording-off  (instrumented build) POMP2_Off before the first construct: the events
  *             written then are those recording off keeps (for counting them).
  *   --floor   (instrumented build, recording off) alternate, in the same pairs, each construct
- *             that has a floor variant (see "the floor" below: barrier, for, critical, lock,
- *             atomic) with that variant, and print floor_us= and fresh_floor_us=: the mean
+ *             that has a floor variant (see "the floor" below: parallel, barrier, for,
+ *             critical, lock, atomic) with that variant, and print floor_us= and fresh_floor_us=: the mean
  *             over the pairs of (floor variant - construct), the cost of bare time stamps and
  *             record stores at the places pomptrace records, into mapped and into fresh memory
  *             (a run of `outer` repetitions each).
@@ -363,6 +363,10 @@ static void test_task(int inner)
 #define FLOOR_TIMESTAMP_BYTES 9 /* OTF2's TIMESTAMP record: its type and the 8-byte time */
 #define FLOOR_REGION_BYTES 4    /* Enter or Leave: type, length, the region's compressed id */
 #define FLOOR_LOCK_BYTES 9      /* ThreadAcquireLock/ReleaseLock: paradigm, lock, order */
+#define FLOOR_FORK_BYTES 4      /* ThreadFork: type, length, paradigm, requested threads */
+#define FLOOR_JOIN_BYTES 3      /* ThreadJoin: type, length, paradigm */
+#define FLOOR_TEAM_BEGIN_BYTES 13 /* ThreadTeamBegin (3) after its ThreadId attribute list (10) */
+#define FLOOR_TEAM_END_BYTES 3  /* ThreadTeamEnd: type, length, team */
 #define FLOOR_BUFFER_BYTES ((size_t)64 << 20) /* larger than the caches: stores reach memory */
 
 static int floor_fresh; /* which memory the floor variants write to: fresh or mapped */
@@ -439,6 +443,45 @@ static inline unsigned long long floor_acquire(void)
     floor_lock_order += 1;
     floor_record(t, 1, FLOOR_LOCK_BYTES);
     return t;
+}
+
+/* A region as OPARI2 builds it synchronises twice (the barrier OPARI2 inserts, then the
+ * runtime's at the end), and stamps on both sides of the first can only be taken by the
+ * region's own code: so the variant has one explicit barrier more, with the stamps around it,
+ * and is timed against `floor_parallel_base`, the same region with that barrier and no stamps.
+ * Its stamps: ThreadFork; ThreadTeamBegin and the Enter of the region at one time; the Enter
+ * and Leave of the implicit barrier; the Leave of the region and ThreadTeamEnd at one time;
+ * ThreadJoin (8 records at 6 times, as pomptrace writes them). */
+static void floor_parallel(int inner)
+{
+    for (int j = 0; j < inner; j++) {
+        floor_record(read_tsc(), 1, FLOOR_FORK_BYTES);
+#pragma omp parallel
+        {
+            unsigned long long t = read_tsc();
+            floor_record(t, 1, FLOOR_TEAM_BEGIN_BYTES);
+            floor_record(t, 0, FLOOR_REGION_BYTES);
+            delay(delay_length);
+            floor_event();
+#pragma omp barrier
+            floor_event();
+            t = read_tsc();
+            floor_record(t, 1, FLOOR_REGION_BYTES);
+            floor_record(t, 0, FLOOR_TEAM_END_BYTES);
+        }
+        floor_record(read_tsc(), 1, FLOOR_JOIN_BYTES);
+    }
+}
+
+static void floor_parallel_base(int inner)
+{
+    for (int j = 0; j < inner; j++) {
+#pragma omp parallel
+        {
+            delay(delay_length);
+#pragma omp barrier
+        }
+    }
 }
 
 static void floor_barrier(int inner)
@@ -562,20 +605,21 @@ struct construct {
     bench_fn reference;
     int events;     /* see the table at the top */
     bench_fn floor; /* the floor variant (see above), or NULL */
+    bench_fn floor_base; /* what the floor variant is timed against; NULL: the construct */
 };
 
 static const struct construct constructs[] = {
-    {"parallel", test_parallel, reference_serial, 8, NULL},
-    {"parallel_for", test_parallel_for, reference_serial, 10, NULL},
-    {"for", test_for, reference_serial, 4, floor_for},
-    {"barrier", test_barrier, reference_serial, 2, floor_barrier},
-    {"single", test_single, reference_serial, 6, NULL},
-    {"critical", test_critical, reference_serial, 6, floor_critical},
-    {"lock", test_lock, reference_serial, 6, floor_lock},
-    {"ordered", test_ordered, reference_serial, 4, NULL},
-    {"atomic", test_atomic, reference_shared, 2, floor_atomic},
-    {"reduction", test_reduction, reference_serial, 8, NULL},
-    {"task", test_task, reference_shared, 7, NULL},
+    {"parallel", test_parallel, reference_serial, 8, floor_parallel, floor_parallel_base},
+    {"parallel_for", test_parallel_for, reference_serial, 10, NULL, NULL},
+    {"for", test_for, reference_serial, 4, floor_for, NULL},
+    {"barrier", test_barrier, reference_serial, 2, floor_barrier, NULL},
+    {"single", test_single, reference_serial, 6, NULL, NULL},
+    {"critical", test_critical, reference_serial, 6, floor_critical, NULL},
+    {"lock", test_lock, reference_serial, 6, floor_lock, NULL},
+    {"ordered", test_ordered, reference_serial, 4, NULL, NULL},
+    {"atomic", test_atomic, reference_shared, 2, floor_atomic, NULL},
+    {"reduction", test_reduction, reference_serial, 8, NULL, NULL},
+    {"task", test_task, reference_shared, 7, NULL, NULL},
 };
 
 static double time_once(bench_fn f, int inner)
@@ -735,8 +779,10 @@ int main(int argc, char **argv)
         k->test(threads);
         k->reference(threads);
         bench_fn floor_variant = floor ? k->floor : NULL;
+        bench_fn floor_base = k->floor_base != NULL ? k->floor_base : k->test;
         if (floor_variant != NULL) {
             floor_variant(threads);
+            floor_base(threads);
         }
         int inner;
         if (fixed_inner > 0) {
@@ -763,9 +809,10 @@ int main(int argc, char **argv)
         } else if (floor_variant != NULL) {
             floor_fresh = 1;
             fresh_floor_us =
-                time_pairs(k, inner, outer, floor_variant, k->test, 0, test_times, ref_times);
+                time_pairs(k, inner, outer, floor_variant, floor_base, 0, test_times, ref_times);
             floor_fresh = 0;
-            pair_us = time_pairs(k, inner, outer, floor_variant, k->test, 0, test_times, ref_times);
+            pair_us =
+                time_pairs(k, inner, outer, floor_variant, floor_base, 0, test_times, ref_times);
         } else {
             time_pairs(k, inner, outer, k->test, k->test, 0, test_times, ref_times);
         }
