@@ -858,13 +858,14 @@ fn print_floor_table(rows: &[Row]) {
 }
 
 /// `figure(row)` over the same figure of `row`'s construct at 1 thread, as a table cell (empty
-/// at 1 thread or without that row).
+/// at 1 thread, without that row, or where its figure is not above zero: atomic's can be 0.0).
 fn against_one_thread(rows: &[Row], row: &Row, figure: impl Fn(&Row) -> f64) -> String {
     let one = rows
         .iter()
-        .find(|o| o.threads == 1 && o.construct == row.construct);
+        .find(|o| o.threads == 1 && o.construct == row.construct)
+        .map(&figure);
     match one {
-        Some(one) if row.threads > 1 => format!("{:.2}", figure(row) / figure(one)),
+        Some(one) if row.threads > 1 && one > 0.0 => format!("{:.2}", figure(row) / one),
         _ => String::new(),
     }
 }
