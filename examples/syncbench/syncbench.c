@@ -41,10 +41,10 @@
  *             written then are those recording off keeps (for counting them).
  *   --floor   (instrumented build, recording off) alternate, in the same pairs, each construct
  *             that has a floor variant (see "the floor" below: parallel, barrier, for,
- *             critical, lock, atomic) with that variant, and print floor_us= and fresh_floor_us=: the mean
- *             over the pairs of (floor variant - construct), the cost of bare time stamps and
- *             record stores at the places pomptrace records, into mapped and into fresh memory
- *             (a run of `outer` repetitions each).
+ *             critical, lock, atomic) with that variant, and print floor_us= and
+ *             fresh_floor_us=: the mean over the pairs of (floor variant - construct), the cost
+ *             of bare time stamps and record stores at the places pomptrace records, into
+ *             mapped and into fresh memory (a run of `outer` repetitions each).
  *   (us=, sd_us= and min_us= of a --paired or --floor run mix the two sides of its pairs.)
  * Output: first `tsc_ns=T delay=D` (T: ns per bare TSC read, best of 5 timings, the floor an
  * event is compared with; D: the delay iterations), then one line per construct:
@@ -782,7 +782,9 @@ int main(int argc, char **argv)
         bench_fn floor_base = k->floor_base != NULL ? k->floor_base : k->test;
         if (floor_variant != NULL) {
             floor_variant(threads);
-            floor_base(threads);
+            if (k->floor_base != NULL) {
+                k->floor_base(threads);
+            }
         }
         int inner;
         if (fixed_inner > 0) {
