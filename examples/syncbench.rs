@@ -671,13 +671,17 @@ fn worst_against_one_thread(rows: &[Row], threads: usize) -> Option<(f64, &Row)>
     rows.iter()
         .filter(|r| r.threads == threads && !is_noise(r))
         .filter_map(|r| {
-            let one = rows
-                .iter()
-                .find(|o| o.threads == 1 && o.construct == r.construct && !is_noise(o))?;
+            let one = one_thread_row(rows, r).filter(|o| !is_noise(o))?;
             let base = ns_per_event(one);
             (base > 0.0).then(|| (ns_per_event(r) / base, r))
         })
         .max_by(|a, b| a.0.total_cmp(&b.0))
+}
+
+/// The row of `row`'s construct at 1 thread.
+fn one_thread_row<'a>(rows: &'a [Row], row: &Row) -> Option<&'a Row> {
+    rows.iter()
+        .find(|o| o.threads == 1 && o.construct == row.construct)
 }
 
 /// The row at `threads` threads with the highest `per_event(row)` ÷ TSC read, and that ratio.
@@ -860,10 +864,7 @@ fn print_floor_table(rows: &[Row]) {
 /// `figure(row)` over the same figure of `row`'s construct at 1 thread, as a table cell (empty
 /// at 1 thread, without that row, or where its figure is not above zero: atomic's can be 0.0).
 fn against_one_thread(rows: &[Row], row: &Row, figure: impl Fn(&Row) -> f64) -> String {
-    let one = rows
-        .iter()
-        .find(|o| o.threads == 1 && o.construct == row.construct)
-        .map(&figure);
+    let one = one_thread_row(rows, row).map(&figure);
     match one {
         Some(one) if row.threads > 1 && one > 0.0 => format!("{:.2}", figure(row) / one),
         _ => String::new(),
