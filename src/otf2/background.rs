@@ -660,6 +660,7 @@ impl ChunkSink for BackgroundSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     #[cfg(target_os = "linux")]
     #[test]
@@ -684,17 +685,35 @@ mod tests {
         assert!(unaligned.iter().all(|&b| b == 7));
     }
 
+    /// A sink of `buffers` chunks of `chunk` bytes writing to a file in the new directory
+    /// `name`, whose preparing thread never answers: what the sink puts in preparation stays in
+    /// the returned receiver (the writer must outlive the sink).
+    fn sink_with_silent_preparer(
+        name: &str,
+        chunk: usize,
+        buffers: usize,
+    ) -> (
+        PathBuf,
+        BackgroundWriter,
+        BackgroundSink,
+        Receiver<Preparation>,
+    ) {
+        let dir = crate::otf2::test_dir(name);
+        let writer = BackgroundWriter::spawn(name).unwrap();
+        let file = ChunkFile::create(&dir.join("a.evt")).unwrap();
+        let mut sink = writer.sink(file, chunk, chunk, buffers);
+        let (silent, jobs) = mpsc::channel::<Preparation>();
+        sink.preparations = Some(silent);
+        (dir, writer, sink, jobs)
+    }
+
     #[test]
     fn a_prepared_buffer_is_taken_and_a_late_one_is_not_waited_for() {
-        let dir = crate::otf2::test_dir("background-prep");
-        let writer = BackgroundWriter::spawn("prep-test").unwrap();
-        let file = ChunkFile::create(&dir.join("a.evt")).unwrap();
-        let mut sink = writer.sink(file, 4096, 4096, 2);
+        // A preparing thread that never answers: the producer must not wait for it.
+        let (dir, _writer, mut sink, _kept_alive) =
+            sink_with_silent_preparer("background-prep", 4096, 2);
         // The full chunk stays in memory, so no written buffer can come back first.
         sink.keep_in_memory(1);
-        // A preparing thread that never answers: the producer must not wait for it.
-        let (silent, _kept_alive) = mpsc::channel::<Preparation>();
-        sink.preparations = Some(silent);
         sink.preparing = 0;
         sink.buffers_left = 1;
         sink.prepare_next();
@@ -727,16 +746,11 @@ mod tests {
 
     #[test]
     fn the_producer_never_faults_in_a_huge_page_itself() {
-        let dir = crate::otf2::test_dir("background-huge");
-        let writer = BackgroundWriter::spawn("huge-test").unwrap();
-        let file = ChunkFile::create(&dir.join("a.evt")).unwrap();
         let chunk = 1 << 20;
-        let mut sink = writer.sink(file, chunk, chunk, 8);
-        sink.keep_in_memory(7);
         // A preparing thread that never answers: every buffer after the first preparations is
         // one the producer takes for itself.
-        let (silent, jobs) = mpsc::channel::<Preparation>();
-        sink.preparations = Some(silent);
+        let (dir, _writer, mut sink, jobs) = sink_with_silent_preparer("background-huge", chunk, 8);
+        sink.keep_in_memory(7);
         let mut buffer = ChunkBuffer::zeroed(chunk);
         for _ in 0..5 {
             buffer = sink.submit(buffer, chunk);
@@ -758,14 +772,10 @@ mod tests {
 
     #[test]
     fn buffers_back_from_the_writer_give_way_to_prepared_huge_page_slots() {
-        let dir = crate::otf2::test_dir("background-upgrade");
-        let writer = BackgroundWriter::spawn("upgrade-test").unwrap();
-        let file = ChunkFile::create(&dir.join("a.evt")).unwrap();
         let chunk = 1 << 20;
-        let mut sink = writer.sink(file, chunk, chunk, 4);
         // Nothing is prepared but what this test hands back itself.
-        let (silent, _jobs) = mpsc::channel::<Preparation>();
-        sink.preparations = Some(silent);
+        let (dir, _writer, mut sink, _jobs) =
+            sink_with_silent_preparer("background-upgrade", chunk, 4);
         let give_back = |sink: &mut BackgroundSink, buffer: ChunkBuffer| {
             sink.in_flight += 1;
             sink.target.free.send(buffer).unwrap();
