@@ -125,7 +125,7 @@ impl Journal {
 
     /// `flush` through `file`, the journal opened for appending by an earlier call (opened now
     /// if None). The writer thread flushes before every chunk it writes: opening and closing
-    /// the file each time cost it a fifth of its CPU time. A descriptor belongs to the thread's
+    /// the file each time cost it about 15% of its CPU time. A descriptor belongs to the thread's
     /// descriptor table (the writer has its own), so each thread keeps its own `file`.
     pub fn flush_to(&self, file: &mut Option<File>) -> io::Result<()> {
         let mut saved = self.saved.lock();
