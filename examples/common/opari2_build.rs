@@ -41,11 +41,14 @@ pub fn build_plain_and_instrumented(source: &Path, lib: &Path, work: &Path) -> B
         .expect("source stem");
     let copy = work.join(file_name);
     std::fs::copy(source, &copy).expect("copy source");
+    // The copy's own directory has none of the headers it may include from beside the source.
+    let source_dir = source.parent().expect("source directory");
 
     let plain = work.join(format!("{stem}-plain"));
     run_tool(
         Command::new("cc")
-            .args(["-O2", "-fopenmp"])
+            .args(["-O2", "-fopenmp", "-I"])
+            .arg(source_dir)
             .arg(&copy)
             .arg("-o")
             .arg(&plain)
@@ -65,6 +68,8 @@ pub fn build_plain_and_instrumented(source: &Path, lib: &Path, work: &Path) -> B
         Command::new("cc")
             .args(["-O2", "-fopenmp", "-I"])
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("include"))
+            .arg("-I")
+            .arg(source_dir)
             .arg("-c")
             .arg(work.join(&modified))
             .arg("-o")

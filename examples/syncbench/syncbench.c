@@ -118,19 +118,7 @@
 void POMP2_On(void);
 void POMP2_Off(void);
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-static inline unsigned long long read_tsc(void) { return __rdtsc(); }
-#elif defined(__aarch64__)
-static inline unsigned long long read_tsc(void)
-{
-    unsigned long long ticks;
-    __asm__ volatile("mrs %0, cntvct_el0" : "=r"(ticks));
-    return ticks;
-}
-#else
-#error "syncbench: no time-stamp counter read for this architecture"
-#endif
+#include "floor_records.h"
 
 /* ---- the delay ------------------------------------------------------------------------------ */
 
@@ -360,14 +348,6 @@ static void test_task(int inner)
 
 #include <sys/mman.h>
 
-#define FLOOR_TIMESTAMP_BYTES 9 /* OTF2's TIMESTAMP record: its type and the 8-byte time */
-#define FLOOR_REGION_BYTES 4    /* Enter or Leave: type, length, the region's compressed id */
-#define FLOOR_LOCK_BYTES 9      /* ThreadAcquireLock/ReleaseLock: paradigm, lock, order */
-#define FLOOR_FORK_BYTES 4      /* ThreadFork: type, length, paradigm, requested threads */
-#define FLOOR_JOIN_BYTES 3      /* ThreadJoin: type, length, paradigm */
-#define FLOOR_TEAM_BEGIN_BYTES 13 /* ThreadTeamBegin (3) after its ThreadId attribute list (10) */
-#define FLOOR_TEAM_END_BYTES 3  /* ThreadTeamEnd: type, length, team */
-#define FLOOR_BUFFER_BYTES ((size_t)64 << 20) /* larger than the caches: stores reach memory */
 
 static int floor_fresh; /* which memory the floor variants write to: fresh or mapped */
 static __thread unsigned char *floor_buffer, *floor_fresh_buffer;
@@ -417,16 +397,7 @@ static unsigned char *floor_room(size_t bytes)
 /* A record of `bytes` at `time`, preceded by a TIMESTAMP when `timed`. */
 static inline void floor_record(unsigned long long time, int timed, size_t bytes)
 {
-    size_t total = bytes + (timed ? FLOOR_TIMESTAMP_BYTES : 0);
-    unsigned char *out = floor_room(total);
-    if (timed) {
-        out[0] = 5;
-        memcpy(out + 1, &time, sizeof time);
-        out += FLOOR_TIMESTAMP_BYTES;
-    }
-    out[0] = 1;
-    out[1] = (unsigned char)(bytes - 2);
-    memset(out + 2, 1, bytes - 2);
+    floor_encode(floor_room(floor_record_size(timed, bytes)), time, timed, bytes);
 }
 
 /* An Enter or Leave at a time of its own. */
@@ -436,10 +407,7 @@ static inline void floor_event(void) { floor_record(read_tsc(), 1, FLOOR_REGION_
  * instruction that took the lock) and the next acquisition order. Returns the time. */
 static inline unsigned long long floor_acquire(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    _mm_lfence();
-#endif
-    unsigned long long t = read_tsc();
+    unsigned long long t = read_tsc_after_acquiring();
     floor_lock_order += 1;
     floor_record(t, 1, FLOOR_LOCK_BYTES);
     return t;
