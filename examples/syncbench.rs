@@ -2,10 +2,11 @@
 //! syncbench.
 //!
 //! Builds the library, then `examples/syncbench/syncbench.c` plain (`cc -O2 -fopenmp`) and
-//! instrumented as README.md describes. At each thread count (`OMP_NUM_THREADS`) it runs three
+//! instrumented as README.md describes. At each thread count (`OMP_NUM_THREADS`) it runs four
 //! configurations side by side, construct by construct and interleaved in rounds: *plain*, the
 //! instrumented build with `POMPTRACE_ENABLE=0` (*off*: what OPARI2's inserted calls and
-//! barriers cost) and recording (*on*). All runs of one thread count time the same delay and,
+//! barriers cost), recording (*on*) and the instrumented build against the *floor library*
+//! (below). All runs of one thread count time the same delay and,
 //! per construct, the same inner count. The trace goes to the temp directory's file system, as
 //! a user's would (with `--traces-in-memory` to `/dev/shm`), and is deleted after each run.
 //!
@@ -50,6 +51,19 @@
 //! figure (*÷ 1 thread*): how much of recording's growth with the threads a tracer that only
 //! stamps and stores has too.
 //!
+//! The *floor library* (`syncbench/floor_library.c`, built as a `libpomptrace.so` of its own
+//! that `LD_LIBRARY_PATH` puts before the binary's runpath) answers the same POMP2 calls at the
+//! same call sites by reading the TSC and storing the records pomptrace writes for each, at
+//! their sizes, into a buffer of the thread's own that stays in the core's cache, and does
+//! nothing else: a lower bound for any tracer that time-stamps these calls, for every construct
+//! and at every thread count, with the program's own synchronisation around the stamps. The third table
+//! sets recording beside it per event written (floor library − off), what recording costs
+//! *beyond* it (on − floor library) and, at T > 1, how much each grew from 1 thread. Its lines:
+//! `the floor library's highest ns/event ÷ tsc`, `worst ns/event beyond the floor library ÷
+//! tsc`, and at T > 1 `recording's largest growth from 1 thread = +G ns/event (construct);
+//! there the floor library's: +F, beyond it: +B` and `worst ns/event beyond the floor library
+//! against 1 thread = Rx (construct)`.
+//!
 //! Run: `cargo run --release --example syncbench [-- --quick] [--threads 1,2] [--outer 100]
 //! [--constructs barrier,parallel] [--traces-in-memory] [--warm-up MS]` (thread counts by
 //! default: 1, 2 and nproc; every construct). Every timed process runs its construct for
@@ -59,7 +73,7 @@
 //! thread; `--warm-up 0` times those too, and the *fresh floor* column measures them).
 //! `--outer` above 100 makes more rounds of 4 repetitions (up to 250), for a smaller ± on a
 //! noisy row.
-//! (about 7 minutes on 2 idle cores; `--quick`: 20 repetitions instead of 100, about 1.5 minutes).
+//! (about 9 minutes on 2 idle cores; `--quick`: 20 repetitions instead of 100, about 2 minutes).
 
 #[path = "common/library_dir.rs"]
 mod library_dir;
@@ -69,7 +83,7 @@ mod opari2_build;
 mod scratch;
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
@@ -105,19 +119,26 @@ fn usage(problem: &str) -> ! {
     std::process::exit(2)
 }
 
-/// The three configurations timed side by side.
+/// The configurations timed side by side.
 #[derive(Clone, Copy, PartialEq)]
 enum Config {
     Plain,
     Off,
     On,
+    /// The instrumented build against the floor library (`syncbench/floor_library.c`): the
+    /// same POMP2 calls time-stamped and stored, nothing else.
+    FloorLibrary,
     /// The instrumented build, recording, switching within the run: `--paired` (recording on
     /// and off between repetitions) or `--floor` (recording off, the construct and its floor
     /// variant).
     Paired,
 }
 
-const CONFIGS: [Config; 3] = [Config::Plain, Config::Off, Config::On];
+const CONFIGS: [Config; 4] = [Config::Plain, Config::Off, Config::On, Config::FloorLibrary];
+/// Indices into `CONFIGS`.
+const OFF: usize = 1;
+const ON: usize = 2;
+const FLOOR_LIBRARY: usize = 3;
 
 /// One `construct=` line of the C program.
 struct Measured {
@@ -148,6 +169,8 @@ struct RunOutput {
 struct Bench<'a> {
     plain: &'a Path,
     instrumented: &'a Path,
+    /// The directory of the floor library's `libpomptrace.so`.
+    floor_library: &'a Path,
     traces: &'a Path,
 }
 
@@ -164,10 +187,15 @@ impl Bench<'_> {
         let mut cmd = Command::new(exe);
         cmd.args(args)
             .env("OMP_NUM_THREADS", threads.to_string())
-            .env("POMPTRACE_EXPERIMENT_DIRECTORY", &trace)
+            .env("POMPTRACE_EXPERIMENT_DIRECTORY", &trace);
+        if config == Config::FloorLibrary {
+            // Searched before the program's runpath: the floor library stands in for ours.
+            cmd.env("LD_LIBRARY_PATH", self.floor_library);
+        } else {
             // cargo run's LD_LIBRARY_PATH may name an older copy in target/<profile>: the
-            // program must load the library it was linked with (its rpath).
-            .env_remove("LD_LIBRARY_PATH");
+            // program must load the library it was linked with (its runpath).
+            cmd.env_remove("LD_LIBRARY_PATH");
+        }
         match config {
             Config::Off => {
                 cmd.env("POMPTRACE_ENABLE", "0");
@@ -175,7 +203,7 @@ impl Bench<'_> {
             Config::On => {
                 cmd.env("POMPTRACE_VERBOSE", "2");
             }
-            Config::Plain | Config::Paired => {}
+            Config::Plain | Config::FloorLibrary | Config::Paired => {}
         }
         let out = cmd.output().expect("run syncbench");
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -186,6 +214,16 @@ impl Bench<'_> {
             out.status,
             String::from_utf8_lossy(&out.stderr)
         );
+        if config == Config::FloorLibrary {
+            // pomptrace makes the experiment directory at its start; the floor library never.
+            assert!(
+                !trace.exists(),
+                "{} did not load the floor library from {}: it wrote {}",
+                exe.display(),
+                self.floor_library.display(),
+                trace.display()
+            );
+        }
         let mut output = parse(&stdout);
         if config == Config::On {
             output.writer_ms = Some(writer_cpu(&String::from_utf8_lossy(&out.stderr)));
@@ -347,6 +385,31 @@ fn timed_args(
     args
 }
 
+/// Builds `syncbench/floor_library.c` as a `libpomptrace.so` of its own in a directory under
+/// `work`, and returns that directory.
+fn build_floor_library(work: &Path) -> PathBuf {
+    let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/syncbench");
+    let dir = work.join("floor-library");
+    std::fs::create_dir_all(&dir).expect("create the floor library's directory");
+    opari2_build::run_tool(
+        Command::new("cc")
+            // Initial-exec TLS, as pomptrace's thread pointer: no __tls_get_addr per call.
+            .args([
+                "-O2",
+                "-fPIC",
+                "-shared",
+                "-fopenmp",
+                "-ftls-model=initial-exec",
+            ])
+            .arg("-I")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("include"))
+            .arg(sources.join("floor_library.c"))
+            .arg("-o")
+            .arg(dir.join("libpomptrace.so")),
+    );
+    dir
+}
+
 /// A construct of the program, as `--list` prints it.
 struct Listed {
     name: String,
@@ -382,9 +445,9 @@ struct Row {
     construct: String,
     threads: usize,
     /// Per configuration (indexed like `CONFIGS`), each round's mean over its repetitions, µs.
-    round_means: [Vec<f64>; 3],
+    round_means: [Vec<f64>; 4],
     /// The same, each round's fastest repetition.
-    round_bests: [Vec<f64>; 3],
+    round_bests: [Vec<f64>; 4],
     /// Each round's `--paired` run: mean on − off per pair, µs per construct.
     round_paired: Vec<f64>,
     /// Constructs with a floor variant: each round's `--floor` run, mean floor variant −
@@ -475,9 +538,11 @@ fn main() {
     let scratch = scratch::Scratch::new("syncbench", traces_in_memory);
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/syncbench/syncbench.c");
     let builds = opari2_build::build_plain_and_instrumented(&source, &lib, &scratch.work);
+    let floor_library = build_floor_library(&scratch.work);
     let bench = Bench {
         plain: &builds.plain,
         instrumented: &builds.instrumented,
+        floor_library: &floor_library,
         traces: &scratch.traces,
     };
     let mut constructs = constructs(&builds.plain);
@@ -545,9 +610,13 @@ fn main() {
         }
         for round in 0..rounds {
             for row in &mut rows[first..] {
-                // Alternate which of off and on runs first, so that a drift within a round
-                // does not always favour the same side.
-                let order: [usize; 3] = if round % 2 == 0 { [0, 1, 2] } else { [0, 2, 1] };
+                // Alternate which of off and on (and off and the floor library) runs first, so
+                // that a drift within a round does not always favour the same side.
+                let order: [usize; 4] = if round % 2 == 0 {
+                    [0, OFF, ON, FLOOR_LIBRARY]
+                } else {
+                    [0, FLOOR_LIBRARY, ON, OFF]
+                };
                 for slot in order {
                     let config = CONFIGS[slot];
                     let inner_count = inner.get(&row.construct).copied();
@@ -607,6 +676,7 @@ fn main() {
     }
     print_table(&rows);
     print_floor_table(&rows);
+    print_floor_library_table(&rows);
     for &n in &threads {
         if let Some((ratio, row)) = worst(&rows, n, ns_per_event) {
             let noise = if is_noise(row) { "~" } else { "" };
@@ -631,6 +701,40 @@ fn main() {
         if let Some((ratio, row)) = worst_against_one_thread(&rows, n) {
             println!(
                 "syncbench {n} threads: worst ns/event against 1 thread = {ratio:.2}x ({})",
+                row.construct
+            );
+        }
+        if let Some((ratio, row)) = worst(&rows, n, floor_library_ns_per_event) {
+            println!(
+                "syncbench {n} threads: the floor library's highest ns/event ÷ tsc = {ratio:.2} \
+                 ({})",
+                row.construct
+            );
+        }
+        if let Some((ratio, row)) = worst(&rows, n, beyond_ns_per_event) {
+            println!(
+                "syncbench {n} threads: worst ns/event beyond the floor library ÷ tsc = \
+                 {ratio:.2} ({})",
+                row.construct
+            );
+        }
+        if let Some((growth, row)) = largest_growth(&rows, n, ns_per_event) {
+            let growth_of = |figure: fn(&Row) -> f64| {
+                one_thread_row(&rows, row).map_or(f64::NAN, |one| figure(row) - figure(one))
+            };
+            println!(
+                "syncbench {n} threads: recording's largest growth from 1 thread = \
+                 {growth:+.1} ns/event ({}); there the floor library's: {:+.1}, beyond it: \
+                 {:+.1}",
+                row.construct,
+                growth_of(floor_library_ns_per_event),
+                growth_of(beyond_ns_per_event),
+            );
+        }
+        if let Some((ratio, row)) = worst_beyond_against_one_thread(&rows, n) {
+            println!(
+                "syncbench {n} threads: worst ns/event beyond the floor library against 1 \
+                 thread = {ratio:.2}x ({})",
                 row.construct
             );
         }
@@ -659,6 +763,33 @@ fn main() {
             );
         }
     }
+}
+
+/// The construct whose `figure` grew most (in ns/event) from 1 thread to `threads` (> 1)
+/// threads, and that growth.
+fn largest_growth(rows: &[Row], threads: usize, figure: fn(&Row) -> f64) -> Option<(f64, &Row)> {
+    if threads == 1 {
+        return None;
+    }
+    highest(rows, threads, |r| {
+        one_thread_row(rows, r).map_or(f64::NAN, |one| figure(r) - figure(one))
+    })
+}
+
+/// As `worst_against_one_thread`, for recording's cost beyond the floor library (rows within
+/// noise of zero at either count left out).
+fn worst_beyond_against_one_thread(rows: &[Row], threads: usize) -> Option<(f64, &Row)> {
+    if threads == 1 {
+        return None;
+    }
+    let clear = |r: &Row| !within_noise(beyond_floor_library(r)) && beyond_ns_per_event(r) > 0.0;
+    rows.iter()
+        .filter(|r| r.threads == threads && clear(r))
+        .filter_map(|r| {
+            let one = one_thread_row(rows, r).filter(|o| clear(o))?;
+            Some((beyond_ns_per_event(r) / beyond_ns_per_event(one), r))
+        })
+        .max_by(|a, b| a.0.total_cmp(&b.0))
 }
 
 /// The construct whose cost per event at `threads` (> 1) threads is the largest multiple of
@@ -706,9 +837,17 @@ fn added(row: &Row) -> (f64, f64) {
 }
 
 /// Per round, on − off of one figure of each configuration (indexed like `CONFIGS`).
-fn on_minus_off(per_config: &[Vec<f64>; 3]) -> Vec<f64> {
-    let [_, off, on] = per_config;
-    on.iter().zip(off).map(|(on, off)| on - off).collect()
+fn on_minus_off(per_config: &[Vec<f64>; 4]) -> Vec<f64> {
+    difference(per_config, ON, OFF)
+}
+
+/// Per round, configuration `a` − configuration `b` of one figure (slots of `CONFIGS`).
+fn difference(per_config: &[Vec<f64>; 4], a: usize, b: usize) -> Vec<f64> {
+    per_config[a]
+        .iter()
+        .zip(&per_config[b])
+        .map(|(a, b)| a - b)
+        .collect()
 }
 
 /// The same from each round's fastest repetitions, per event written, in ns: the cost when the
@@ -774,6 +913,79 @@ fn paired_ns_per_event(row: &Row) -> f64 {
 /// The paired figure is within two standard errors of zero.
 fn paired_is_noise(row: &Row) -> bool {
     within_noise(median_with_error(&row.round_paired))
+}
+
+/// The floor library − off (the median of the rounds' differences) with its robust standard
+/// error, µs per construct: time stamps and stores at pomptrace's calls, and nothing else.
+fn floor_library_added(row: &Row) -> (f64, f64) {
+    median_with_error(&difference(&row.round_means, FLOOR_LIBRARY, OFF))
+}
+
+/// Recording − the floor library (the median of the rounds' differences) with its robust
+/// standard error, µs per construct: what pomptrace costs beyond stamping and storing.
+fn beyond_floor_library(row: &Row) -> (f64, f64) {
+    median_with_error(&difference(&row.round_means, ON, FLOOR_LIBRARY))
+}
+
+/// The floor library's cost per event written (the events recording writes), in ns.
+fn floor_library_ns_per_event(row: &Row) -> f64 {
+    floor_library_added(row).0 * 1e3 / row.events
+}
+
+/// Recording's cost per event beyond the floor library's, in ns.
+fn beyond_ns_per_event(row: &Row) -> f64 {
+    beyond_floor_library(row).0 * 1e3 / row.events
+}
+
+/// `figure(row)` − the same figure at 1 thread, as a table cell (empty at 1 thread).
+fn growth_from_one_thread(rows: &[Row], row: &Row, figure: impl Fn(&Row) -> f64) -> String {
+    match one_thread_row(rows, row).map(&figure) {
+        Some(one) if row.threads > 1 => format!("{:+.1}", figure(row) - one),
+        _ => String::new(),
+    }
+}
+
+/// Every construct: recording's cost per event beside the floor library's and what recording
+/// costs beyond it, and at T > 1 how much each grew from 1 thread.
+fn print_floor_library_table(rows: &[Row]) {
+    println!();
+    println!(
+        "| construct | threads | ns/event | floor library ns/event | ± ns | ÷ tsc | beyond ns/event \
+         | ± ns | ÷ tsc | growth from 1 thread: recording | floor library | beyond |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for row in rows {
+        let per_event =
+            |(median, error): (f64, f64)| (median * 1e3 / row.events, error * 1e3 / row.events);
+        let (floor, floor_error) = per_event(floor_library_added(row));
+        let (beyond, beyond_error) = per_event(beyond_floor_library(row));
+        let [recording_growth, floor_growth, beyond_growth] = [
+            ns_per_event as fn(&Row) -> f64,
+            floor_library_ns_per_event,
+            beyond_ns_per_event,
+        ]
+        .map(|figure| growth_from_one_thread(rows, row, figure));
+        println!(
+            "| {} | {} | {:.1} | {floor:.1} | {floor_error:.1} | {:.2} | {beyond:.1} \
+             | {beyond_error:.1} | {:.2} | {recording_growth} | {floor_growth} | {beyond_growth} |",
+            row.construct,
+            row.threads,
+            ns_per_event(row),
+            floor / row.tsc_ns,
+            beyond / row.tsc_ns,
+        );
+    }
+    println!();
+    println!(
+        "floor library: the same instrumented binary run against a POMP2 library of ours that \
+         at every call reads the TSC and stores the records pomptrace writes for it, at their \
+         sizes, into a 256 KiB buffer of the thread's own (it stays in the core's cache), and \
+         does nothing else (examples/syncbench/floor_library.c): floor library − off per event \
+         recording writes, the median over the rounds ± its robust standard error; beyond: on \
+         − floor library, what pomptrace costs beyond that floor; growth from 1 thread: the \
+         figure at T threads − the same at 1 thread, ns/event (how much of recording's growth \
+         with the threads any tracer that stamps and stores at the same calls has too)."
+    );
 }
 
 /// Which memory a floor variant's records went to.
@@ -888,7 +1100,7 @@ fn print_table(rows: &[Row]) {
     let (mut noisy, mut mismatched) = (0, 0);
     for construct in order {
         for row in rows.iter().filter(|r| r.construct == construct) {
-            let [plain, off, on] = [0, 1, 2].map(|slot| median(&row.round_means[slot]));
+            let [plain, off, on] = [0, OFF, ON].map(|slot| median(&row.round_means[slot]));
             let (added, error) = added(row);
             let noise = if is_noise(row) {
                 noisy += 1;

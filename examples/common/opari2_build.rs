@@ -99,7 +99,9 @@ pub fn build_plain_and_instrumented(source: &Path, lib: &Path, work: &Path) -> B
             .arg("-L")
             .arg(lib)
             .arg("-lpomptrace")
-            .arg(format!("-Wl,-rpath,{}", lib.display()))
+            // A runpath (not an rpath): LD_LIBRARY_PATH comes first, so that a benchmark can
+            // run the same binary against another POMP2 library.
+            .arg(format!("-Wl,--enable-new-dtags,-rpath,{}", lib.display()))
             .arg("-lm")
             .arg("-o")
             .arg(&instrumented),

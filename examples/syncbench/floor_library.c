@@ -1,0 +1,283 @@
+/*
+ * floor_library.c -- the floor as a POMP2 library: every POMP2 call the instrumented syncbench
+ * makes reads the TSC and stores the records pomptrace writes for it, at pomptrace's sizes
+ * (floor_records.h), into a buffer of the calling thread's own, and does nothing else: no
+ * definitions, no team structure, no trace. examples/syncbench.rs builds it as a
+ * libpomptrace.so of its own and runs the same instrumented binary against it (the *floor
+ * library* configuration): what any tracer that time-stamps the same calls at the same call
+ * sites costs, construct by construct and at every thread count, beside what pomptrace costs.
+ *
+ * Its buffer is small enough to stay in the core's own cache (LIBRARY_BUFFER_BYTES), faulted in
+ * at a thread's first record and used round and round: the figure is the bare cost of the
+ * stamps and stores, a lower bound for any tracer. It leaves out what the trace's bytes cost on
+ * their way to memory (syncbench's floor variants store into 64 MiB, and into fresh memory)
+ * and any writing of them. The lock wrappers run the real OpenMP lock functions; task handles
+ * are numbered per thread as pomptrace numbers them.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include <omp.h>
+
+#include "floor_records.h"
+#include "opari2/pomp2_lib.h"
+
+/* Well inside a core's L2 (512 KiB and more on current x86 cores). */
+#define LIBRARY_BUFFER_BYTES ((size_t)256 << 10)
+
+static __thread unsigned char *buffer;
+static __thread size_t used = LIBRARY_BUFFER_BYTES;
+static __thread POMP2_Task_handle current_task;
+static __thread POMP2_Task_handle tasks_created;
+/* Acquisition orders, as ThreadAcquireLock needs them (one counter for every lock). */
+static long lock_order;
+
+static unsigned char *room(size_t bytes)
+{
+    if (used + bytes > LIBRARY_BUFFER_BYTES) {
+        if (buffer == NULL) {
+            void *mapped = mmap(NULL, LIBRARY_BUFFER_BYTES, PROT_READ | PROT_WRITE,
+                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+            if (mapped == MAP_FAILED) {
+                fprintf(stderr, "syncbench floor library: cannot map its buffer\n");
+                exit(1);
+            }
+            buffer = mapped;
+        }
+        used = 0;
+    }
+    unsigned char *out = buffer + used;
+    used += bytes;
+    return out;
+}
+
+static inline void record(unsigned long long time, int timed, size_t bytes)
+{
+    floor_encode(room(floor_record_size(timed, bytes)), time, timed, bytes);
+}
+
+/* An Enter or Leave at a time of its own. */
+static inline void region_event(void) { record(read_tsc(), 1, FLOOR_REGION_BYTES); }
+
+void POMP2_Assign_handle(POMP2_Region_handle *pomp2_handle, const char *ctc_string)
+{
+    (void)pomp2_handle;
+    (void)ctc_string;
+}
+
+/* ---- parallel regions: the records at the times pomptrace writes them ----------------------- */
+
+void POMP2_Parallel_fork(POMP2_Region_handle *pomp2_handle, int if_clause, int num_threads,
+                         POMP2_Task_handle *pomp2_old_task, const char *ctc_string)
+{
+    (void)pomp2_handle;
+    (void)if_clause;
+    (void)num_threads;
+    (void)ctc_string;
+    *pomp2_old_task = current_task;
+    record(read_tsc(), 1, FLOOR_FORK_BYTES);
+}
+
+void POMP2_Parallel_begin(POMP2_Region_handle *pomp2_handle)
+{
+    (void)pomp2_handle;
+    unsigned long long t = read_tsc();
+    record(t, 1, FLOOR_TEAM_BEGIN_BYTES);
+    record(t, 0, FLOOR_REGION_BYTES);
+}
+
+void POMP2_Parallel_end(POMP2_Region_handle *pomp2_handle)
+{
+    (void)pomp2_handle;
+    unsigned long long t = read_tsc();
+    record(t, 1, FLOOR_REGION_BYTES);
+    record(t, 0, FLOOR_TEAM_END_BYTES);
+}
+
+void POMP2_Parallel_join(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle pomp2_old_task)
+{
+    (void)pomp2_handle;
+    current_task = pomp2_old_task;
+    record(read_tsc(), 1, FLOOR_JOIN_BYTES);
+}
+
+/* ---- one Enter or Leave each ------------------------------------------------------------------ */
+
+#define ENTER_WITH_CTC(name)                                                                  \
+    void name(POMP2_Region_handle *pomp2_handle, const char *ctc_string)                      \
+    {                                                                                         \
+        (void)pomp2_handle;                                                                   \
+        (void)ctc_string;                                                                     \
+        region_event();                                                                       \
+    }
+#define ONE_EVENT(name)                                                                       \
+    void name(POMP2_Region_handle *pomp2_handle)                                              \
+    {                                                                                         \
+        (void)pomp2_handle;                                                                   \
+        region_event();                                                                       \
+    }
+
+ENTER_WITH_CTC(POMP2_For_enter)
+ONE_EVENT(POMP2_For_exit)
+ENTER_WITH_CTC(POMP2_Single_enter)
+ONE_EVENT(POMP2_Single_exit)
+ONE_EVENT(POMP2_Single_begin)
+ONE_EVENT(POMP2_Single_end)
+ENTER_WITH_CTC(POMP2_Critical_enter)
+ONE_EVENT(POMP2_Critical_exit)
+ENTER_WITH_CTC(POMP2_Ordered_enter)
+ONE_EVENT(POMP2_Ordered_exit)
+ONE_EVENT(POMP2_Ordered_begin)
+ONE_EVENT(POMP2_Ordered_end)
+ENTER_WITH_CTC(POMP2_Atomic_enter)
+ONE_EVENT(POMP2_Atomic_exit)
+
+/* Barriers and taskwait: the Enter saves the encountering task, the Leave puts it back. */
+static inline void wait_enter(POMP2_Task_handle *pomp2_old_task)
+{
+    *pomp2_old_task = current_task;
+    region_event();
+}
+
+static inline void wait_exit(POMP2_Task_handle pomp2_old_task)
+{
+    current_task = pomp2_old_task;
+    region_event();
+}
+
+void POMP2_Barrier_enter(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle *pomp2_old_task,
+                         const char *ctc_string)
+{
+    (void)pomp2_handle;
+    (void)ctc_string;
+    wait_enter(pomp2_old_task);
+}
+
+void POMP2_Barrier_exit(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle pomp2_old_task)
+{
+    (void)pomp2_handle;
+    wait_exit(pomp2_old_task);
+}
+
+void POMP2_Implicit_barrier_enter(POMP2_Region_handle *pomp2_handle,
+                                  POMP2_Task_handle *pomp2_old_task)
+{
+    (void)pomp2_handle;
+    wait_enter(pomp2_old_task);
+}
+
+void POMP2_Implicit_barrier_exit(POMP2_Region_handle *pomp2_handle,
+                                 POMP2_Task_handle pomp2_old_task)
+{
+    (void)pomp2_handle;
+    wait_exit(pomp2_old_task);
+}
+
+void POMP2_Taskwait_begin(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle *pomp2_old_task,
+                          const char *ctc_string)
+{
+    (void)pomp2_handle;
+    (void)ctc_string;
+    wait_enter(pomp2_old_task);
+}
+
+void POMP2_Taskwait_end(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle pomp2_old_task)
+{
+    (void)pomp2_handle;
+    wait_exit(pomp2_old_task);
+}
+
+/* ---- critical sections and locks: ThreadAcquireLock / ThreadReleaseLock around them ----------- */
+
+void POMP2_Critical_begin(POMP2_Region_handle *pomp2_handle)
+{
+    (void)pomp2_handle;
+    unsigned long long t = read_tsc_after_acquiring();
+    lock_order += 1;
+    record(t, 1, FLOOR_LOCK_BYTES);
+    record(t, 0, FLOOR_REGION_BYTES);
+}
+
+void POMP2_Critical_end(POMP2_Region_handle *pomp2_handle)
+{
+    (void)pomp2_handle;
+    unsigned long long t = read_tsc();
+    record(t, 1, FLOOR_REGION_BYTES);
+    record(t, 0, FLOOR_LOCK_BYTES);
+}
+
+void POMP2_Init_lock(omp_lock_t *lock)
+{
+    region_event();
+    omp_init_lock(lock);
+    region_event();
+}
+
+void POMP2_Destroy_lock(omp_lock_t *lock)
+{
+    region_event();
+    omp_destroy_lock(lock);
+    region_event();
+}
+
+void POMP2_Set_lock(omp_lock_t *lock)
+{
+    region_event();
+    omp_set_lock(lock);
+    unsigned long long t = read_tsc_after_acquiring();
+    lock_order += 1;
+    record(t, 1, FLOOR_LOCK_BYTES);
+    record(t, 0, FLOOR_REGION_BYTES);
+}
+
+void POMP2_Unset_lock(omp_lock_t *lock)
+{
+    unsigned long long t = read_tsc();
+    omp_unset_lock(lock);
+    record(t, 1, FLOOR_REGION_BYTES);
+    record(t, 0, FLOOR_LOCK_BYTES);
+    region_event();
+}
+
+/* ---- tasks ------------------------------------------------------------------------------------ */
+
+void POMP2_Task_create_begin(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle *pomp2_new_task,
+                             POMP2_Task_handle *pomp2_old_task, int pomp2_if,
+                             const char *ctc_string)
+{
+    (void)pomp2_handle;
+    (void)pomp2_if;
+    (void)ctc_string;
+    *pomp2_old_task = current_task;
+    tasks_created += 1;
+    *pomp2_new_task = ((POMP2_Task_handle)omp_get_thread_num() << 32) | tasks_created;
+    unsigned long long t = read_tsc();
+    record(t, 1, FLOOR_REGION_BYTES);
+    record(t, 0, FLOOR_TASK_BYTES);
+}
+
+void POMP2_Task_create_end(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle pomp2_old_task)
+{
+    (void)pomp2_handle;
+    current_task = pomp2_old_task;
+    region_event();
+}
+
+void POMP2_Task_begin(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle pomp2_task)
+{
+    (void)pomp2_handle;
+    current_task = pomp2_task;
+    unsigned long long t = read_tsc();
+    record(t, 1, FLOOR_TASK_BYTES);
+    record(t, 0, FLOOR_REGION_BYTES);
+}
+
+void POMP2_Task_end(POMP2_Region_handle *pomp2_handle)
+{
+    (void)pomp2_handle;
+    unsigned long long t = read_tsc();
+    record(t, 1, FLOOR_REGION_BYTES);
+    record(t, 0, FLOOR_TASK_BYTES);
+}
