@@ -55,10 +55,11 @@
 //! that `LD_LIBRARY_PATH` puts before the binary's runpath) answers the same POMP2 calls at the
 //! same call sites by reading the TSC and storing the records pomptrace writes for each, at
 //! their sizes, into a buffer of the thread's own that stays in the core's cache, and does
-//! nothing else: a lower bound for any tracer that time-stamps these calls, for every construct
-//! and at every thread count, with the program's own synchronisation around the stamps. The third table
-//! sets recording beside it per event written (floor library − off), what recording costs
-//! *beyond* it (on − floor library) and, at T > 1, how much each grew from 1 thread. Its lines:
+//! nothing else: a lower bound for any tracer that time-stamps these calls, for every
+//! construct and at every thread count, with the program's own synchronisation around the
+//! stamps. The third table sets recording beside it per event written (floor library − off),
+//! what recording costs *beyond* it (on − floor library) and, at T > 1, how much each grew
+//! from 1 thread. Its lines:
 //! `the floor library's highest ns/event ÷ tsc`, `worst ns/event beyond the floor library ÷
 //! tsc`, and at T > 1 `recording's largest growth from 1 thread = +G ns/event (construct);
 //! there the floor library's: +F, beyond it: +B` and `worst ns/event beyond the floor library

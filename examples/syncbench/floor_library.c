@@ -67,7 +67,7 @@ void POMP2_Assign_handle(POMP2_Region_handle *pomp2_handle, const char *ctc_stri
     (void)ctc_string;
 }
 
-/* ---- parallel regions: the records at the times pomptrace writes them ----------------------- */
+/* ---- parallel regions: the records at the times pomptrace writes them ------------------------ */
 
 void POMP2_Parallel_fork(POMP2_Region_handle *pomp2_handle, int if_clause, int num_threads,
                          POMP2_Task_handle *pomp2_old_task, const char *ctc_string)
@@ -103,7 +103,7 @@ void POMP2_Parallel_join(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle po
     record(read_tsc(), 1, FLOOR_JOIN_BYTES);
 }
 
-/* ---- one Enter or Leave each ------------------------------------------------------------------ */
+/* ---- one Enter or Leave each ----------------------------------------------------------------- */
 
 #define ENTER_WITH_CTC(name)                                                                  \
     void name(POMP2_Region_handle *pomp2_handle, const char *ctc_string)                      \
@@ -189,7 +189,7 @@ void POMP2_Taskwait_end(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle pom
     wait_exit(pomp2_old_task);
 }
 
-/* ---- critical sections and locks: ThreadAcquireLock / ThreadReleaseLock around them ----------- */
+/* ---- critical sections and locks: ThreadAcquireLock / ThreadReleaseLock around them ---------- */
 
 void POMP2_Critical_begin(POMP2_Region_handle *pomp2_handle)
 {
@@ -241,7 +241,7 @@ void POMP2_Unset_lock(omp_lock_t *lock)
     region_event();
 }
 
-/* ---- tasks ------------------------------------------------------------------------------------ */
+/* ---- tasks ----------------------------------------------------------------------------------- */
 
 void POMP2_Task_create_begin(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle *pomp2_new_task,
                              POMP2_Task_handle *pomp2_old_task, int pomp2_if,
