@@ -57,8 +57,6 @@ pub fn instrument(name: &str, dir: &Path, opari_args: &[&str]) -> PathBuf {
     out
 }
 
-/// `c-tests/<file>` instrumented with `opari2` and built into `dir` against the shared library,
-/// with an init file; returns the executable (named after the file's stem).
 /// The event files of an experiment directory so far, with their location numbers.
 pub fn event_files(experiment: &Path) -> Vec<(u64, PathBuf)> {
     let Ok(entries) = std::fs::read_dir(experiment.join("traces")) else {
@@ -91,6 +89,8 @@ pub fn program(exe: &Path) -> Command {
     command
 }
 
+/// `c-tests/<file>` instrumented with `opari2` and built into `dir` against the shared library,
+/// with an init file; returns the executable (named after the file's stem).
 pub fn instrumented_c_program(dir: &Path, file: &str) -> PathBuf {
     let source = instrument(file, dir, &[]);
     let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
