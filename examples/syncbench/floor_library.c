@@ -15,9 +15,6 @@
  * are numbered per thread as pomptrace numbers them.
  */
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
 
 #include <omp.h>
 
@@ -34,23 +31,9 @@ static __thread POMP2_Task_handle tasks_created;
 /* Acquisition orders, as ThreadAcquireLock needs them (one counter for every lock). */
 static long lock_order;
 
-static unsigned char *room(size_t bytes)
+static inline unsigned char *room(size_t bytes)
 {
-    if (used + bytes > LIBRARY_BUFFER_BYTES) {
-        if (buffer == NULL) {
-            void *mapped = mmap(NULL, LIBRARY_BUFFER_BYTES, PROT_READ | PROT_WRITE,
-                                MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-            if (mapped == MAP_FAILED) {
-                fprintf(stderr, "syncbench floor library: cannot map its buffer\n");
-                exit(1);
-            }
-            buffer = mapped;
-        }
-        used = 0;
-    }
-    unsigned char *out = buffer + used;
-    used += bytes;
-    return out;
+    return floor_ring_room(&buffer, &used, LIBRARY_BUFFER_BYTES, bytes);
 }
 
 static inline void record(unsigned long long time, int timed, size_t bytes)
@@ -60,6 +43,13 @@ static inline void record(unsigned long long time, int timed, size_t bytes)
 
 /* An Enter or Leave at a time of its own. */
 static inline void region_event(void) { record(read_tsc(), 1, FLOOR_REGION_BYTES); }
+
+/* Two records at one time: the second shares the first's TIMESTAMP. */
+static inline void two_records(unsigned long long time, size_t first, size_t second)
+{
+    record(time, 1, first);
+    record(time, 0, second);
+}
 
 void POMP2_Assign_handle(POMP2_Region_handle *pomp2_handle, const char *ctc_string)
 {
@@ -84,16 +74,14 @@ void POMP2_Parallel_begin(POMP2_Region_handle *pomp2_handle)
 {
     (void)pomp2_handle;
     unsigned long long t = read_tsc();
-    record(t, 1, FLOOR_TEAM_BEGIN_BYTES);
-    record(t, 0, FLOOR_REGION_BYTES);
+    two_records(t, FLOOR_TEAM_BEGIN_BYTES, FLOOR_REGION_BYTES);
 }
 
 void POMP2_Parallel_end(POMP2_Region_handle *pomp2_handle)
 {
     (void)pomp2_handle;
     unsigned long long t = read_tsc();
-    record(t, 1, FLOOR_REGION_BYTES);
-    record(t, 0, FLOOR_TEAM_END_BYTES);
+    two_records(t, FLOOR_REGION_BYTES, FLOOR_TEAM_END_BYTES);
 }
 
 void POMP2_Parallel_join(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle pomp2_old_task)
@@ -196,16 +184,14 @@ void POMP2_Critical_begin(POMP2_Region_handle *pomp2_handle)
     (void)pomp2_handle;
     unsigned long long t = read_tsc_after_acquiring();
     lock_order += 1;
-    record(t, 1, FLOOR_LOCK_BYTES);
-    record(t, 0, FLOOR_REGION_BYTES);
+    two_records(t, FLOOR_LOCK_BYTES, FLOOR_REGION_BYTES);
 }
 
 void POMP2_Critical_end(POMP2_Region_handle *pomp2_handle)
 {
     (void)pomp2_handle;
     unsigned long long t = read_tsc();
-    record(t, 1, FLOOR_REGION_BYTES);
-    record(t, 0, FLOOR_LOCK_BYTES);
+    two_records(t, FLOOR_REGION_BYTES, FLOOR_LOCK_BYTES);
 }
 
 void POMP2_Init_lock(omp_lock_t *lock)
@@ -228,16 +214,14 @@ void POMP2_Set_lock(omp_lock_t *lock)
     omp_set_lock(lock);
     unsigned long long t = read_tsc_after_acquiring();
     lock_order += 1;
-    record(t, 1, FLOOR_LOCK_BYTES);
-    record(t, 0, FLOOR_REGION_BYTES);
+    two_records(t, FLOOR_LOCK_BYTES, FLOOR_REGION_BYTES);
 }
 
 void POMP2_Unset_lock(omp_lock_t *lock)
 {
     unsigned long long t = read_tsc();
     omp_unset_lock(lock);
-    record(t, 1, FLOOR_REGION_BYTES);
-    record(t, 0, FLOOR_LOCK_BYTES);
+    two_records(t, FLOOR_REGION_BYTES, FLOOR_LOCK_BYTES);
     region_event();
 }
 
@@ -254,8 +238,7 @@ void POMP2_Task_create_begin(POMP2_Region_handle *pomp2_handle, POMP2_Task_handl
     tasks_created += 1;
     *pomp2_new_task = ((POMP2_Task_handle)omp_get_thread_num() << 32) | tasks_created;
     unsigned long long t = read_tsc();
-    record(t, 1, FLOOR_REGION_BYTES);
-    record(t, 0, FLOOR_TASK_BYTES);
+    two_records(t, FLOOR_REGION_BYTES, FLOOR_TASK_BYTES);
 }
 
 void POMP2_Task_create_end(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle pomp2_old_task)
@@ -270,14 +253,12 @@ void POMP2_Task_begin(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle pomp2
     (void)pomp2_handle;
     current_task = pomp2_task;
     unsigned long long t = read_tsc();
-    record(t, 1, FLOOR_TASK_BYTES);
-    record(t, 0, FLOOR_REGION_BYTES);
+    two_records(t, FLOOR_TASK_BYTES, FLOOR_REGION_BYTES);
 }
 
 void POMP2_Task_end(POMP2_Region_handle *pomp2_handle)
 {
     (void)pomp2_handle;
     unsigned long long t = read_tsc();
-    record(t, 1, FLOOR_REGION_BYTES);
-    record(t, 0, FLOOR_TASK_BYTES);
+    two_records(t, FLOOR_REGION_BYTES, FLOOR_TASK_BYTES);
 }

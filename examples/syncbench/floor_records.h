@@ -7,7 +7,10 @@
 #define SYNCBENCH_FLOOR_RECORDS_H
 
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -61,6 +64,37 @@ static inline void floor_encode(unsigned char *out, unsigned long long time, int
     out[0] = 1;
     out[1] = (unsigned char)(bytes - 2);
     memset(out + 2, 1, bytes - 2);
+}
+
+/* A new private anonymous mapping of `bytes`, faulted in now if `populate`; exits if the kernel
+ * refuses it. */
+static inline unsigned char *floor_map(size_t bytes, int populate)
+{
+    void *mapped = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : MAP_NORESERVE),
+                        -1, 0);
+    if (mapped == MAP_FAILED) {
+        fprintf(stderr, "syncbench: cannot map memory for the floor's records\n");
+        exit(1);
+    }
+    return mapped;
+}
+
+/* The next `bytes` of a thread's buffer of `capacity` bytes used round and round (`*buffer` and
+ * `*used` are the thread's own; `*used` starts at `capacity`): mapped and faulted in at its
+ * first use, from its start again when it is full. */
+static inline unsigned char *floor_ring_room(unsigned char **buffer, size_t *used,
+                                             size_t capacity, size_t bytes)
+{
+    if (*used + bytes > capacity) {
+        if (*buffer == NULL) {
+            *buffer = floor_map(capacity, 1);
+        }
+        *used = 0;
+    }
+    unsigned char *room = *buffer + *used;
+    *used += bytes;
+    return room;
 }
 
 #endif

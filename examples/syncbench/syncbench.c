@@ -346,25 +346,10 @@ static void test_task(int inner)
  *           (what a tracer that keeps its trace in memory, or hands it to the page cache, pays
  *           at least: every byte of the trace is new memory). */
 
-#include <sys/mman.h>
-
-
 static int floor_fresh; /* which memory the floor variants write to: fresh or mapped */
 static __thread unsigned char *floor_buffer, *floor_fresh_buffer;
 static __thread size_t floor_used = FLOOR_BUFFER_BYTES, floor_fresh_used = FLOOR_BUFFER_BYTES;
 static long floor_lock_order; /* the lock's acquisition order, as a ThreadAcquireLock needs */
-
-static unsigned char *floor_map(int populate)
-{
-    void *mapped = mmap(NULL, FLOOR_BUFFER_BYTES, PROT_READ | PROT_WRITE,
-                        MAP_PRIVATE | MAP_ANONYMOUS | (populate ? MAP_POPULATE : MAP_NORESERVE),
-                        -1, 0);
-    if (mapped == MAP_FAILED) {
-        fprintf(stderr, "syncbench: cannot map the floor's memory\n");
-        exit(1);
-    }
-    return mapped;
-}
 
 /* The next `bytes` of the thread's buffer: fresh memory (a new mapping when one is full), or
  * the mapped buffer (from its start again when it is full; faulted in at the thread's first
@@ -376,22 +361,14 @@ static unsigned char *floor_room(size_t bytes)
             if (floor_fresh_buffer != NULL) {
                 munmap(floor_fresh_buffer, FLOOR_BUFFER_BYTES);
             }
-            floor_fresh_buffer = floor_map(0);
+            floor_fresh_buffer = floor_map(FLOOR_BUFFER_BYTES, 0);
             floor_fresh_used = 0;
         }
         unsigned char *room = floor_fresh_buffer + floor_fresh_used;
         floor_fresh_used += bytes;
         return room;
     }
-    if (floor_used + bytes > FLOOR_BUFFER_BYTES) {
-        if (floor_buffer == NULL) {
-            floor_buffer = floor_map(1);
-        }
-        floor_used = 0;
-    }
-    unsigned char *room = floor_buffer + floor_used;
-    floor_used += bytes;
-    return room;
+    return floor_ring_room(&floor_buffer, &floor_used, FLOOR_BUFFER_BYTES, bytes);
 }
 
 /* A record of `bytes` at `time`, preceded by a TIMESTAMP when `timed`. */
@@ -402,6 +379,13 @@ static inline void floor_record(unsigned long long time, int timed, size_t bytes
 
 /* An Enter or Leave at a time of its own. */
 static inline void floor_event(void) { floor_record(read_tsc(), 1, FLOOR_REGION_BYTES); }
+
+/* Two records at one time: the second shares the first's TIMESTAMP. */
+static inline void floor_two_records(unsigned long long time, size_t first, size_t second)
+{
+    floor_record(time, 1, first);
+    floor_record(time, 0, second);
+}
 
 /* A lock's acquisition: the time after it (fenced, as pomptrace reads it: after the locked
  * instruction that took the lock) and the next acquisition order. Returns the time. */
@@ -427,15 +411,13 @@ static void floor_parallel(int inner)
 #pragma omp parallel
         {
             unsigned long long t = read_tsc();
-            floor_record(t, 1, FLOOR_TEAM_BEGIN_BYTES);
-            floor_record(t, 0, FLOOR_REGION_BYTES);
+            floor_two_records(t, FLOOR_TEAM_BEGIN_BYTES, FLOOR_REGION_BYTES);
             delay(delay_length);
             floor_event();
 #pragma omp barrier
             floor_event();
             t = read_tsc();
-            floor_record(t, 1, FLOOR_REGION_BYTES);
-            floor_record(t, 0, FLOOR_TEAM_END_BYTES);
+            floor_two_records(t, FLOOR_REGION_BYTES, FLOOR_TEAM_END_BYTES);
         }
         floor_record(read_tsc(), 1, FLOOR_JOIN_BYTES);
     }
@@ -496,8 +478,7 @@ static void floor_critical(int inner)
                 unsigned long long t = floor_acquire();
                 floor_record(t, 0, FLOOR_REGION_BYTES);
                 delay(delay_length);
-                floor_record(read_tsc(), 1, FLOOR_REGION_BYTES);
-                floor_record(0, 0, FLOOR_LOCK_BYTES);
+                floor_two_records(read_tsc(), FLOOR_REGION_BYTES, FLOOR_LOCK_BYTES);
             }
             floor_event();
         }
@@ -517,8 +498,7 @@ static void floor_lock(int inner)
             delay(delay_length);
             t = read_tsc();
             omp_unset_lock(&lock);
-            floor_record(t, 1, FLOOR_REGION_BYTES);
-            floor_record(t, 0, FLOOR_LOCK_BYTES);
+            floor_two_records(t, FLOOR_REGION_BYTES, FLOOR_LOCK_BYTES);
             floor_event();
         }
     }
