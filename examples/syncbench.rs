@@ -66,14 +66,17 @@
 //! against 1 thread = Rx (construct)`.
 //!
 //! Run: `cargo run --release --example syncbench [-- --quick] [--threads 1,2] [--outer 100]
-//! [--constructs barrier,parallel] [--traces-in-memory] [--warm-up MS]` (thread counts by
+//! [--constructs barrier,parallel] [--traces-in-memory] [--warm-up MS] [--floor-clock
+//! tsc|counter]` (thread counts by
 //! default: 1, 2 and nproc; every construct). Every timed process runs its construct for
 //! `--warm-up MS` (50 by default) before its repetitions: they time the steady state of a
 //! longer run, in which a thread's chunks stream out and their buffers are filled again, not
 //! the page faults of its first, fresh ones (a timed process records only a few MB per
 //! thread; `--warm-up 0` times those too, and the *fresh floor* column measures them).
 //! `--outer` above 100 makes more rounds of 4 repetitions (up to 250), for a smaller ± on a
-//! noisy row.
+//! noisy row. `--floor-clock counter` builds the floor library with a counter of each thread's
+//! own in place of the TSC: the same calls and stores without the clock reads, so that its
+//! columns tell how much of the floor, and of its growth with the threads, is reading the clock.
 //! (about 9 minutes on 2 idle cores; `--quick`: 20 repetitions instead of 100, about 2 minutes).
 
 #[path = "common/library_dir.rs"]
@@ -91,7 +94,8 @@ use std::time::Instant;
 use pomptrace::otf2::{ArchiveReader, ChunkFile, GlobalDef};
 
 const USAGE: &str = "usage: syncbench [--quick] [--threads 1,2,4] [--outer N] \
-     [--constructs barrier,parallel] [--traces-in-memory] [--warm-up MS]";
+     [--constructs barrier,parallel] [--traces-in-memory] [--warm-up MS] \
+     [--floor-clock tsc|counter]";
 
 /// The constructs whose instances the team shares (each thread runs a part of them): their
 /// events are counted over all locations. Every thread executes each instance of the others,
@@ -386,9 +390,17 @@ fn timed_args(
     args
 }
 
+/// What the floor library's time stamps come from (`--floor-clock`).
+#[derive(Clone, Copy, PartialEq)]
+enum FloorClock {
+    Tsc,
+    /// A counter of each thread's own: the floor without its clock reads.
+    Counter,
+}
+
 /// Builds `syncbench/floor_library.c` as a `libpomptrace.so` of its own in a directory under
 /// `work`, and returns that directory.
-fn build_floor_library(work: &Path) -> PathBuf {
+fn build_floor_library(work: &Path, clock: FloorClock) -> PathBuf {
     let sources = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/syncbench");
     let dir = work.join("floor-library");
     std::fs::create_dir_all(&dir).expect("create the floor library's directory");
@@ -402,6 +414,7 @@ fn build_floor_library(work: &Path) -> PathBuf {
                 "-fopenmp",
                 "-ftls-model=initial-exec",
             ])
+            .args((clock == FloorClock::Counter).then_some("-DFLOOR_LIBRARY_COUNTER_CLOCK"))
             .arg("-I")
             .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("include"))
             .arg(sources.join("floor_library.c"))
@@ -490,6 +503,7 @@ fn main() {
     let mut only: Option<Vec<String>> = None;
     let mut traces_in_memory = false;
     let mut warm_up: Option<f64> = Some(DEFAULT_WARM_UP_MS);
+    let mut floor_clock = FloorClock::Tsc;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -520,6 +534,16 @@ fn main() {
                     _ => usage(&format!("bad repetition count `{n}`")),
                 };
             }
+            "--floor-clock" => {
+                floor_clock = match args.next().as_deref() {
+                    Some("tsc") => FloorClock::Tsc,
+                    Some("counter") => FloorClock::Counter,
+                    other => usage(&format!(
+                        "bad floor clock `{}` (tsc or counter)",
+                        other.unwrap_or("")
+                    )),
+                };
+            }
             "--constructs" => {
                 let list = args.next().unwrap_or_else(|| usage(""));
                 only = Some(list.split(',').map(|c| c.trim().to_string()).collect());
@@ -539,7 +563,7 @@ fn main() {
     let scratch = scratch::Scratch::new("syncbench", traces_in_memory);
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/syncbench/syncbench.c");
     let builds = opari2_build::build_plain_and_instrumented(&source, &lib, &scratch.work);
-    let floor_library = build_floor_library(&scratch.work);
+    let floor_library = build_floor_library(&scratch.work, floor_clock);
     let bench = Bench {
         plain: &builds.plain,
         instrumented: &builds.instrumented,
@@ -565,6 +589,12 @@ fn main() {
         "syncbench: {}; {rounds} rounds x {per_round} repetitions per configuration",
         machine_line()
     );
+    if floor_clock == FloorClock::Counter {
+        println!(
+            "syncbench: the floor library's time stamps come from a counter of each thread's own, \
+             not the TSC (--floor-clock counter)"
+        );
+    }
     let direct = ChunkFile::directory_takes_direct_writes(&scratch.traces);
     println!(
         "syncbench: traces go to {} ({})",
@@ -677,7 +707,7 @@ fn main() {
     }
     print_table(&rows);
     print_floor_table(&rows);
-    print_floor_library_table(&rows);
+    print_floor_library_table(&rows, floor_clock);
     for &n in &threads {
         if let Some((ratio, row)) = worst(&rows, n, ns_per_event) {
             let noise = if is_noise(row) { "~" } else { "" };
@@ -948,7 +978,7 @@ fn growth_from_one_thread(rows: &[Row], row: &Row, figure: impl Fn(&Row) -> f64)
 
 /// Every construct: recording's cost per event beside the floor library's and what recording
 /// costs beyond it, and at T > 1 how much each grew from 1 thread.
-fn print_floor_library_table(rows: &[Row]) {
+fn print_floor_library_table(rows: &[Row], clock: FloorClock) {
     println!();
     println!(
         "| construct | threads | ns/event | floor library ns/event | ± ns | ÷ tsc | beyond ns/event \
@@ -977,9 +1007,16 @@ fn print_floor_library_table(rows: &[Row]) {
         );
     }
     println!();
+    let stamps = match clock {
+        FloorClock::Tsc => "reads the TSC",
+        FloorClock::Counter => {
+            "counts up a counter of the thread's own in place of reading the TSC \
+             (--floor-clock counter: the floor without its clock reads)"
+        }
+    };
     println!(
         "floor library: the same instrumented binary run against a POMP2 library of ours that \
-         at every call reads the TSC and stores the records pomptrace writes for it, at their \
+         at every call {stamps} and stores the records pomptrace writes for it, at their \
          sizes, into a 256 KiB buffer of the thread's own (it stays in the core's cache), and \
          does nothing else (examples/syncbench/floor_library.c): floor library − off per event \
          recording writes, the median over the rounds ± its robust standard error; beyond: on \

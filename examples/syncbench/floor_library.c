@@ -13,6 +13,10 @@
  * their way to memory (syncbench's floor variants store into 64 MiB, and into fresh memory)
  * and any writing of them. The lock wrappers run the real OpenMP lock functions; task handles
  * are numbered per thread as pomptrace numbers them.
+ *
+ * Built with -DFLOOR_LIBRARY_COUNTER_CLOCK (syncbench --floor-clock counter), its time stamps
+ * come from a counter of the thread's own instead of the TSC: the same stores and calls without
+ * the clock reads, which tells how much of the floor is reading the clock.
  */
 #include <stdint.h>
 
@@ -20,6 +24,18 @@
 
 #include "floor_records.h"
 #include "opari2/pomp2_lib.h"
+
+#ifdef FLOOR_LIBRARY_COUNTER_CLOCK
+static __thread unsigned long long counter_clock;
+static inline unsigned long long library_clock(void) { return ++counter_clock; }
+static inline unsigned long long library_clock_after_acquiring(void) { return ++counter_clock; }
+#else
+static inline unsigned long long library_clock(void) { return read_tsc(); }
+static inline unsigned long long library_clock_after_acquiring(void)
+{
+    return read_tsc_after_acquiring();
+}
+#endif
 
 /* Well inside a core's L2 (512 KiB and more on current x86 cores). */
 #define LIBRARY_BUFFER_BYTES ((size_t)256 << 10)
@@ -42,7 +58,7 @@ static inline void record(unsigned long long time, int timed, size_t bytes)
 }
 
 /* An Enter or Leave at a time of its own. */
-static inline void region_event(void) { record(read_tsc(), 1, FLOOR_REGION_BYTES); }
+static inline void region_event(void) { record(library_clock(), 1, FLOOR_REGION_BYTES); }
 
 /* Two records at one time: the second shares the first's TIMESTAMP. */
 static inline void two_records(unsigned long long time, size_t first, size_t second)
@@ -67,20 +83,20 @@ void POMP2_Parallel_fork(POMP2_Region_handle *pomp2_handle, int if_clause, int n
     (void)num_threads;
     (void)ctc_string;
     *pomp2_old_task = current_task;
-    record(read_tsc(), 1, FLOOR_FORK_BYTES);
+    record(library_clock(), 1, FLOOR_FORK_BYTES);
 }
 
 void POMP2_Parallel_begin(POMP2_Region_handle *pomp2_handle)
 {
     (void)pomp2_handle;
-    unsigned long long t = read_tsc();
+    unsigned long long t = library_clock();
     two_records(t, FLOOR_TEAM_BEGIN_BYTES, FLOOR_REGION_BYTES);
 }
 
 void POMP2_Parallel_end(POMP2_Region_handle *pomp2_handle)
 {
     (void)pomp2_handle;
-    unsigned long long t = read_tsc();
+    unsigned long long t = library_clock();
     two_records(t, FLOOR_REGION_BYTES, FLOOR_TEAM_END_BYTES);
 }
 
@@ -88,7 +104,7 @@ void POMP2_Parallel_join(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle po
 {
     (void)pomp2_handle;
     current_task = pomp2_old_task;
-    record(read_tsc(), 1, FLOOR_JOIN_BYTES);
+    record(library_clock(), 1, FLOOR_JOIN_BYTES);
 }
 
 /* ---- one Enter or Leave each ----------------------------------------------------------------- */
@@ -182,7 +198,7 @@ void POMP2_Taskwait_end(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle pom
 void POMP2_Critical_begin(POMP2_Region_handle *pomp2_handle)
 {
     (void)pomp2_handle;
-    unsigned long long t = read_tsc_after_acquiring();
+    unsigned long long t = library_clock_after_acquiring();
     lock_order += 1;
     two_records(t, FLOOR_LOCK_BYTES, FLOOR_REGION_BYTES);
 }
@@ -190,7 +206,7 @@ void POMP2_Critical_begin(POMP2_Region_handle *pomp2_handle)
 void POMP2_Critical_end(POMP2_Region_handle *pomp2_handle)
 {
     (void)pomp2_handle;
-    unsigned long long t = read_tsc();
+    unsigned long long t = library_clock();
     two_records(t, FLOOR_REGION_BYTES, FLOOR_LOCK_BYTES);
 }
 
@@ -212,14 +228,14 @@ void POMP2_Set_lock(omp_lock_t *lock)
 {
     region_event();
     omp_set_lock(lock);
-    unsigned long long t = read_tsc_after_acquiring();
+    unsigned long long t = library_clock_after_acquiring();
     lock_order += 1;
     two_records(t, FLOOR_LOCK_BYTES, FLOOR_REGION_BYTES);
 }
 
 void POMP2_Unset_lock(omp_lock_t *lock)
 {
-    unsigned long long t = read_tsc();
+    unsigned long long t = library_clock();
     omp_unset_lock(lock);
     two_records(t, FLOOR_REGION_BYTES, FLOOR_LOCK_BYTES);
     region_event();
@@ -237,7 +253,7 @@ void POMP2_Task_create_begin(POMP2_Region_handle *pomp2_handle, POMP2_Task_handl
     *pomp2_old_task = current_task;
     tasks_created += 1;
     *pomp2_new_task = ((POMP2_Task_handle)omp_get_thread_num() << 32) | tasks_created;
-    unsigned long long t = read_tsc();
+    unsigned long long t = library_clock();
     two_records(t, FLOOR_REGION_BYTES, FLOOR_TASK_BYTES);
 }
 
@@ -252,13 +268,13 @@ void POMP2_Task_begin(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle pomp2
 {
     (void)pomp2_handle;
     current_task = pomp2_task;
-    unsigned long long t = read_tsc();
+    unsigned long long t = library_clock();
     two_records(t, FLOOR_TASK_BYTES, FLOOR_REGION_BYTES);
 }
 
 void POMP2_Task_end(POMP2_Region_handle *pomp2_handle)
 {
     (void)pomp2_handle;
-    unsigned long long t = read_tsc();
+    unsigned long long t = library_clock();
     two_records(t, FLOOR_REGION_BYTES, FLOOR_TASK_BYTES);
 }
