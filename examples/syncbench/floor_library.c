@@ -151,56 +151,49 @@ static inline void wait_exit(POMP2_Task_handle pomp2_old_task)
     region_event();
 }
 
-void POMP2_Barrier_enter(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle *pomp2_old_task,
-                         const char *ctc_string)
-{
-    (void)pomp2_handle;
-    (void)ctc_string;
-    wait_enter(pomp2_old_task);
-}
+#define WAIT_ENTER_WITH_CTC(name)                                                             \
+    void name(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle *pomp2_old_task,           \
+              const char *ctc_string)                                                         \
+    {                                                                                         \
+        (void)pomp2_handle;                                                                   \
+        (void)ctc_string;                                                                     \
+        wait_enter(pomp2_old_task);                                                           \
+    }
+#define WAIT_ENTER(name)                                                                      \
+    void name(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle *pomp2_old_task)           \
+    {                                                                                         \
+        (void)pomp2_handle;                                                                   \
+        wait_enter(pomp2_old_task);                                                           \
+    }
+#define WAIT_EXIT(name)                                                                       \
+    void name(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle pomp2_old_task)            \
+    {                                                                                         \
+        (void)pomp2_handle;                                                                   \
+        wait_exit(pomp2_old_task);                                                            \
+    }
 
-void POMP2_Barrier_exit(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle pomp2_old_task)
-{
-    (void)pomp2_handle;
-    wait_exit(pomp2_old_task);
-}
-
-void POMP2_Implicit_barrier_enter(POMP2_Region_handle *pomp2_handle,
-                                  POMP2_Task_handle *pomp2_old_task)
-{
-    (void)pomp2_handle;
-    wait_enter(pomp2_old_task);
-}
-
-void POMP2_Implicit_barrier_exit(POMP2_Region_handle *pomp2_handle,
-                                 POMP2_Task_handle pomp2_old_task)
-{
-    (void)pomp2_handle;
-    wait_exit(pomp2_old_task);
-}
-
-void POMP2_Taskwait_begin(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle *pomp2_old_task,
-                          const char *ctc_string)
-{
-    (void)pomp2_handle;
-    (void)ctc_string;
-    wait_enter(pomp2_old_task);
-}
-
-void POMP2_Taskwait_end(POMP2_Region_handle *pomp2_handle, POMP2_Task_handle pomp2_old_task)
-{
-    (void)pomp2_handle;
-    wait_exit(pomp2_old_task);
-}
+WAIT_ENTER_WITH_CTC(POMP2_Barrier_enter)
+WAIT_EXIT(POMP2_Barrier_exit)
+WAIT_ENTER(POMP2_Implicit_barrier_enter)
+WAIT_EXIT(POMP2_Implicit_barrier_exit)
+WAIT_ENTER_WITH_CTC(POMP2_Taskwait_begin)
+WAIT_EXIT(POMP2_Taskwait_end)
 
 /* ---- critical sections and locks: ThreadAcquireLock / ThreadReleaseLock around them ---------- */
+
+/* An acquisition: ThreadAcquireLock with the next acquisition order and the Enter, at the time
+ * after it (fenced, as pomptrace reads it after the locked instruction that took the lock). */
+static inline void acquired(void)
+{
+    unsigned long long t = library_clock_after_acquiring();
+    lock_order += 1;
+    two_records(t, FLOOR_LOCK_BYTES, FLOOR_REGION_BYTES);
+}
 
 void POMP2_Critical_begin(POMP2_Region_handle *pomp2_handle)
 {
     (void)pomp2_handle;
-    unsigned long long t = library_clock_after_acquiring();
-    lock_order += 1;
-    two_records(t, FLOOR_LOCK_BYTES, FLOOR_REGION_BYTES);
+    acquired();
 }
 
 void POMP2_Critical_end(POMP2_Region_handle *pomp2_handle)
@@ -228,9 +221,7 @@ void POMP2_Set_lock(omp_lock_t *lock)
 {
     region_event();
     omp_set_lock(lock);
-    unsigned long long t = library_clock_after_acquiring();
-    lock_order += 1;
-    two_records(t, FLOOR_LOCK_BYTES, FLOOR_REGION_BYTES);
+    acquired();
 }
 
 void POMP2_Unset_lock(omp_lock_t *lock)
