@@ -751,7 +751,7 @@ fn main() {
         }
         if let Some((growth, row)) = largest_growth(&rows, n, ns_per_event) {
             let growth_of = |figure: fn(&Row) -> f64| {
-                one_thread_row(&rows, row).map_or(f64::NAN, |one| figure(row) - figure(one))
+                growth_from_one_thread(&rows, row, figure).unwrap_or(f64::NAN)
             };
             println!(
                 "syncbench {n} threads: recording's largest growth from 1 thread = \
@@ -803,7 +803,7 @@ fn largest_growth(rows: &[Row], threads: usize, figure: fn(&Row) -> f64) -> Opti
         return None;
     }
     highest(rows, threads, |r| {
-        one_thread_row(rows, r).map_or(f64::NAN, |one| figure(r) - figure(one))
+        growth_from_one_thread(rows, r, figure).unwrap_or(f64::NAN)
     })
 }
 
@@ -968,10 +968,15 @@ fn beyond_ns_per_event(row: &Row) -> f64 {
     beyond_floor_library(row).0 * 1e3 / row.events
 }
 
-/// `figure(row)` − the same figure at 1 thread, as a table cell (empty at 1 thread).
-fn growth_from_one_thread(rows: &[Row], row: &Row, figure: impl Fn(&Row) -> f64) -> String {
-    match one_thread_row(rows, row).map(&figure) {
-        Some(one) if row.threads > 1 => format!("{:+.1}", figure(row) - one),
+/// `figure(row)` − the same figure for its construct at 1 thread (None without that row).
+fn growth_from_one_thread(rows: &[Row], row: &Row, figure: impl Fn(&Row) -> f64) -> Option<f64> {
+    one_thread_row(rows, row).map(|one| figure(row) - figure(one))
+}
+
+/// `growth_from_one_thread` as a table cell (empty at 1 thread).
+fn growth_cell(rows: &[Row], row: &Row, figure: impl Fn(&Row) -> f64) -> String {
+    match growth_from_one_thread(rows, row, figure) {
+        Some(growth) if row.threads > 1 => format!("{growth:+.1}"),
         _ => String::new(),
     }
 }
@@ -995,7 +1000,7 @@ fn print_floor_library_table(rows: &[Row], clock: FloorClock) {
             floor_library_ns_per_event,
             beyond_ns_per_event,
         ]
-        .map(|figure| growth_from_one_thread(rows, row, figure));
+        .map(|figure| growth_cell(rows, row, figure));
         println!(
             "| {} | {} | {:.1} | {floor:.1} | {floor_error:.1} | {:.2} | {beyond:.1} \
              | {beyond_error:.1} | {:.2} | {recording_growth} | {floor_growth} | {beyond_growth} |",
