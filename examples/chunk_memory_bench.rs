@@ -23,8 +23,8 @@
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-use pomptrace::otf2::chunk_buffer::HugePageSlots;
-use pomptrace::otf2::{ChunkBuffer, ChunkFile};
+use otf2::chunk_buffer::HugePageSlots;
+use otf2::{ChunkBuffer, ChunkFile};
 
 const CHUNK: usize = 1 << 20;
 const ROUNDS: usize = 5;

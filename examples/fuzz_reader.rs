@@ -1,4 +1,4 @@
-//! Runs mutated OTF2 archives through pomptrace's reader (`src/otf2/reader.rs`): starting from
+//! Runs mutated OTF2 archives through pomptrace's reader (`crates/otf2/src/reader.rs`): starting from
 //! small valid archives written by its writer, one file per case is damaged (bytes flipped or
 //! set to edge values, runs inserted, deleted, duplicated, the file truncated or spliced with
 //! another) and the whole archive read back. No input may make the reader panic or hang (a

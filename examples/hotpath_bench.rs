@@ -229,7 +229,7 @@ fn print_at_once(label: &str, threads: &[(usize, f64, f64)], one: (f64, f64)) {
 
 /// How many region definitions of the trace have `text` in their name.
 fn regions_named_in(anchor: &Path, text: &str) -> usize {
-    use pomptrace::otf2::{ArchiveReader, GlobalDef};
+    use otf2::{ArchiveReader, GlobalDef};
     let defs = ArchiveReader::open(anchor)
         .and_then(|archive| archive.global_defs())
         .unwrap_or_else(|e| panic!("cannot read the driver's trace: {e}"));
@@ -383,7 +383,7 @@ fn main() {
     println!(
         "traces go to {} ({})",
         scratch.traces.display(),
-        if pomptrace::otf2::ChunkFile::directory_takes_direct_writes(&scratch.traces) {
+        if otf2::ChunkFile::directory_takes_direct_writes(&scratch.traces) {
             "written directly: chunks stream out as they fill and their buffers are filled again"
         } else {
             "past the memory kept, chunks are copied into the page cache"

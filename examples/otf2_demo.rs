@@ -4,7 +4,7 @@
 //!
 //! Usage: `cargo run --release --example otf2_demo -- OUT_DIR`
 
-use pomptrace::otf2::*;
+use otf2::*;
 
 const THREADS: u32 = 4;
 const ITERATIONS: u64 = 3;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use pomptrace::otf2::*;
+use otf2::*;
 
 const ROUNDS: usize = 3;
 

@@ -91,7 +91,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use pomptrace::otf2::{ArchiveReader, ChunkFile, GlobalDef};
+use otf2::{ArchiveReader, ChunkFile, GlobalDef};
 
 const USAGE: &str = "usage: syncbench [--quick] [--threads 1,2,4] [--outer N] \
      [--constructs barrier,parallel] [--traces-in-memory] [--warm-up MS] \

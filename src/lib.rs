@@ -9,4 +9,11 @@ pub mod ffi;
 pub mod filter;
 pub mod measure;
 pub mod openmp;
-pub mod otf2;
+
+/// A unit test's directory, `<name>-<pid>` in the system's temporary directory (created).
+#[cfg(test)]
+pub(crate) fn test_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}

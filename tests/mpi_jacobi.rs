@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use pomptrace::otf2::{ArchiveReader, LocalDef};
+use otf2::{ArchiveReader, LocalDef};
 use support::mpi::{build_instrumented, build_mpi_library, mpirun, mpirun_ok, Job};
 use support::pomp2::{pomptrace_command, program, Link, View};
 use support::{otf2_print, run, Scratch};

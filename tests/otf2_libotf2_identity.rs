@@ -1,7 +1,7 @@
 //! Byte identity with the OTF2 C library: `c-tests/otf2_reference_writer.c` writes a fixed
 //! stream (10^5 events on two locations: Enter/Leave, ThreadFork/ThreadJoin, 3-value Metric,
 //! 2-entry attribute lists, several chunks per location) through libotf2; we write the same
-//! calls with `pomptrace::otf2` and compare the files byte for byte.
+//! calls with `otf2` and compare the files byte for byte.
 //!
 //! `c-tests/otf2_reference_records.c` does the same for the MPI events and every snapshot
 //! record (several chunks of each, one attribute list per round).
@@ -14,7 +14,7 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
-use pomptrace::otf2::*;
+use otf2::*;
 use support::*;
 
 const EVENTS_PER_LOCATION: u64 = 50_000;

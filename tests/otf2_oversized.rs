@@ -4,7 +4,7 @@
 
 mod support;
 
-use pomptrace::otf2::*;
+use otf2::*;
 use support::*;
 
 const CHUNK: usize = 256 * 1024;

@@ -10,7 +10,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use pomptrace::otf2::*;
+use otf2::*;
 use support::*;
 
 const CHUNK: usize = 256 * 1024;

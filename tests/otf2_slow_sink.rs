@@ -7,7 +7,7 @@ mod support;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use pomptrace::otf2::*;
+use otf2::*;
 use support::*;
 
 /// The test's clock: every event takes the next tick; a stall ends "now".

@@ -5,7 +5,7 @@
 
 mod support;
 
-use pomptrace::otf2::ArchiveReader;
+use otf2::ArchiveReader;
 use support::pomp2::*;
 use support::Scratch;
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use pomptrace::otf2::{Anchor, ArchiveReader, SnapRecord, SnapshotRecord};
+use otf2::{Anchor, ArchiveReader, SnapRecord, SnapshotRecord};
 use support::pomp2::*;
 use support::{otf2_print, run, Scratch};
 
@@ -517,7 +517,7 @@ fn a_snapshot_at_the_end_restates_the_last_metric_values() {
         .unwrap()
         .into_iter()
         .find_map(|d| match d {
-            pomptrace::otf2::GlobalDef::ClockProperties {
+            otf2::GlobalDef::ClockProperties {
                 global_offset,
                 trace_length,
                 ..

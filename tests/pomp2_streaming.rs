@@ -5,7 +5,7 @@
 
 mod support;
 
-use pomptrace::otf2::{ArchiveReader, Event};
+use otf2::{ArchiveReader, Event};
 use support::pomp2::{event_bytes, instrument, program, Build};
 use support::Scratch;
 

@@ -1,17 +1,17 @@
 //! The `pomptrace` command: `init-regions` and `config` on real objects compiled with `cc`
 //! (the generated init file is compiled and linked, and must call every init function once),
-//! and `summary` on a trace written with `pomptrace::otf2`.
+//! and `summary` on a trace written with `otf2`.
 
 mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use pomptrace::otf2::*;
+use otf2::*;
 use support::*;
 
 fn pomptrace() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pomptrace"));
+    let mut cmd = Command::new(support::pomp2::pomptrace_command());
     cmd.env_remove("NM");
     cmd
 }
@@ -282,7 +282,8 @@ fn config_nm_pipeline_gives_the_same_file() {
     assert_eq!(region_initialization(&listing), direct);
 
     // Through a real shell pipeline, as a Makefile would run it.
-    let bin = env!("CARGO_BIN_EXE_pomptrace");
+    let bin = support::pomp2::pomptrace_command();
+    let bin = bin.display();
     let script = format!(
         "`'{bin}' config --nm` '{}' '{}' '{}' | '{bin}' config --region-initialization",
         o.a.display(),
@@ -749,7 +750,7 @@ fn init_regions_agrees_with_opari2_config_on_instrumented_objects() {
         String::from_utf8(out.stdout).unwrap()
     };
     let ours = String::from_utf8(
-        run(Command::new(env!("CARGO_BIN_EXE_pomptrace"))
+        run(Command::new(support::pomp2::pomptrace_command())
             .arg("init-regions")
             .args(&objects))
         .stdout,

@@ -15,7 +15,7 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use pomptrace::otf2::*;
+use otf2::*;
 use pomptrace_traces::*;
 use support::pomp2::{pomptrace_command, View};
 use support::{run, write_process_and_locations, Scratch};

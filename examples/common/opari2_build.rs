@@ -8,7 +8,7 @@ use std::process::Command;
 // The code behind `pomptrace init-regions`, so that the examples do not depend on the
 // `pomptrace` binary having been built (cargo builds only the library for an example).
 #[allow(dead_code)]
-#[path = "../../src/bin/pomptrace/init_regions.rs"]
+#[path = "../../crates/cli/src/init_regions.rs"]
 mod init_regions;
 
 /// Runs a build tool; panics with its output when it fails.

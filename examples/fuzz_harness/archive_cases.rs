@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::harness::{mutate, run_cases, Report, Rng};
-use pomptrace::otf2::*;
+use otf2::*;
 
 /// Record ids, framing and length bytes, for mutations to insert.
 const ALPHABET: &[u8] = &[

@@ -12,7 +12,7 @@ use super::location::Location;
 use super::regions::{Construct, NO_REGION};
 use super::thread::{self, ThreadState};
 use super::{active, tasks, team, warn, warn_once, Active, Measurement, REGISTRY};
-use crate::otf2::Paradigm;
+use otf2::Paradigm;
 
 /// The construct behind a handle, assigning it from `ctc` when the handle is still empty.
 /// Calls that carry no CTC string get None for an empty handle (their entering call ran while

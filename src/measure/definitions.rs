@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use super::clock::{ClockKind, Sample};
 use super::regions::RegionDef;
-use crate::otf2::*;
+use otf2::*;
 
 /// What is fixed when the measurement starts.
 #[derive(Clone, Debug, PartialEq)]

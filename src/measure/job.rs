@@ -13,8 +13,8 @@ use std::path::Path;
 use super::config::ClockChoice;
 use super::launcher::JobRank;
 use super::{warn, Measurement};
-use crate::otf2::unify::{self, PARTS_DIR, PARTS_PROPERTY, PART_PROPERTY};
-use crate::otf2::{ArchiveConfig, ArchiveWriter, GlobalDefWriter, LocalDef};
+use otf2::unify::{self, PARTS_DIR, PARTS_PROPERTY, PART_PROPERTY};
+use otf2::{ArchiveConfig, ArchiveWriter, GlobalDefWriter, LocalDef};
 
 /// Created (exclusively) by the rank that unifies the job's parts.
 const UNIFIER_MARKER: &str = ".unifying";
@@ -233,7 +233,7 @@ mod tests {
 
     #[test]
     fn one_unifier_is_elected() {
-        let dir = crate::otf2::test_dir("pomptrace-elect");
+        let dir = crate::test_dir("pomptrace-elect");
         let _ = std::fs::remove_file(dir.join(UNIFIER_MARKER));
         assert!(elected(&dir));
         assert!(!elected(&dir));

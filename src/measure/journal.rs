@@ -21,8 +21,8 @@ use parking_lot::Mutex;
 use super::clock::{ClockKind, Sample};
 use super::definitions::{Definitions, Fact, Start};
 use super::regions::{RegionDef, Registry};
-use crate::otf2::wire::{put_u32, put_u64, put_u8, DecodeResult, Decoder};
-use crate::otf2::{ArchiveConfig, Paradigm, RegionRole};
+use otf2::wire::{put_u32, put_u64, put_u8, DecodeResult, Decoder};
+use otf2::{ArchiveConfig, Paradigm, RegionRole};
 
 /// First bytes of every journal file.
 const MAGIC: &[u8] = b"pomptrace journal 1\n";

@@ -4,7 +4,7 @@
 
 use std::cell::UnsafeCell;
 
-use crate::otf2::{
+use otf2::{
     AttributeList, BackgroundSink, Event, EventWriter, Paradigm, PreparedRecords, TypedValue,
 };
 

@@ -34,11 +34,11 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use once_cell::sync::OnceCell;
 
-use crate::otf2::{ArchiveConfig, ArchiveWriter, BackgroundWriter, Event};
 pub use active::{active, active_fast, Active};
 use config::Config;
 use definitions::Fact;
 use location::LocationCell;
+use otf2::{ArchiveConfig, ArchiveWriter, BackgroundWriter, Event};
 use regions::Registry;
 use signal_safe_mutex::SignalSafeMutex;
 use team::{Node, Team};
@@ -285,10 +285,7 @@ fn realtime_ns() -> u64 {
 
 /// OTF2 event chunk size in the files: the in-memory chunk size, at least the readers' minimum.
 fn file_chunk_size(memory_chunk: usize) -> usize {
-    memory_chunk.clamp(
-        crate::otf2::chunk::MIN_CHUNK_SIZE,
-        crate::otf2::chunk::MAX_CHUNK_SIZE,
-    )
+    memory_chunk.clamp(otf2::chunk::MIN_CHUNK_SIZE, otf2::chunk::MAX_CHUNK_SIZE)
 }
 
 impl Measurement {
@@ -319,7 +316,7 @@ impl Measurement {
             start_sampler(&archive, interval);
         }
         let record = experiment_dir.join("pomptrace.cfg");
-        let direct = crate::otf2::ChunkFile::directory_takes_direct_writes(&experiment_dir);
+        let direct = otf2::ChunkFile::directory_takes_direct_writes(&experiment_dir);
         if let Err(e) = std::fs::write(&record, config.record_text(&experiment_dir, direct)) {
             warn(&format!("cannot write {}: {e}", record.display()));
         }
@@ -354,11 +351,11 @@ impl Measurement {
         writer.limit_buffers(config.buffers_for_all_threads());
         let lock_api_regions = REGISTRY.lock().define_lock_api_regions();
         let root_team: &'static Team =
-            Box::leak(Box::new(team::new_team(0, 1, crate::otf2::UNDEFINED_U32)));
+            Box::leak(Box::new(team::new_team(0, 1, otf2::UNDEFINED_U32)));
         journal::record(&Fact::Team {
             comm: 0,
             size: 1,
-            parent_comm: crate::otf2::UNDEFINED_U32,
+            parent_comm: otf2::UNDEFINED_U32,
         });
         let mut m = Measurement {
             memory_chunk_size: config.chunk_size,
@@ -461,7 +458,7 @@ impl Measurement {
 
 impl team::Factory for Measurement {
     fn new_location(&self, name: String) -> &'static LocationCell {
-        match self.create_location(name, crate::otf2::UNDEFINED_U32) {
+        match self.create_location(name, otf2::UNDEFINED_U32) {
             Ok(cell) => cell,
             Err(message) => {
                 warn_once("location", || {
@@ -627,7 +624,7 @@ fn open_archive(
 /// definitions and the anchor file, and prints one line saying where the trace is. The exit
 /// status is not known here (POMP2_Finalize); ProgramEnd records it as undefined.
 pub fn finalize() {
-    finalize_with_status(crate::otf2::UNDEFINED_I64)
+    finalize_with_status(otf2::UNDEFINED_I64)
 }
 
 /// `finalize` at the end of the process: `exit_status` is what exit() was given (or 128 +

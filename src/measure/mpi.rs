@@ -11,7 +11,7 @@ use parking_lot::Mutex;
 use super::definitions::ExtraDefinitions;
 use super::regions::NO_REGION;
 use super::{active, clock, constructs, warn, REGISTRY};
-use crate::otf2::*;
+use otf2::*;
 
 /// What an MPI function does, as far as its region's role is concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use super::definitions::ExtraDefinitions;
 use super::location::Location;
 use super::metrics::{self, ClassDefinition};
 use super::{clock, sampler, snapshots, Measurement};
-use crate::otf2::*;
+use otf2::*;
 
 /// The TSC frequency is measured between the first and the last clock sample of the run; each
 /// sample brackets a CLOCK_MONOTONIC read within a few tens of nanoseconds, so even a run of

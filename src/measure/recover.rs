@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::clock::{self, ClockKind};
 use super::journal::{self, journal_path};
-use crate::otf2::recovery::salvage_event_file;
-use crate::otf2::ArchiveWriter;
+use otf2::recovery::salvage_event_file;
+use otf2::ArchiveWriter;
 
 /// What the recovered archive holds, and what was lost.
 #[derive(Debug, Default)]

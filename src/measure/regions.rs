@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicU32;
 
 use crate::ctc::{self, RegionInfo, RegionType};
 use crate::filter::Filter;
-use crate::otf2::{Paradigm, RegionRole};
+use otf2::{Paradigm, RegionRole};
 
 /// No region of this kind for the construct.
 pub const NO_REGION: u32 = u32::MAX;

@@ -16,7 +16,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::clock;
 use super::metrics::Member;
-use crate::otf2::{EventWriter, FileSink, MetricMode, MetricType, TypedValue};
+use otf2::{EventWriter, FileSink, MetricMode, MetricType, TypedValue};
 
 /// What the sampler records, in value order.
 pub const MEMBERS: [Member; 4] = [
@@ -119,7 +119,7 @@ impl Sampler {
         chunk_size: usize,
         class: u32,
     ) -> io::Result<Self> {
-        let file = crate::otf2::ChunkFile::create(path)?;
+        let file = otf2::ChunkFile::create(path)?;
         let mut writer = EventWriter::new(chunk_size, FileSink::new(file));
         let stop = Arc::new(Stop {
             requested: Mutex::new(false),
@@ -138,7 +138,7 @@ impl Sampler {
             .name("pomptrace-sampler".into())
             .spawn(move || {
                 // It reads /proc and writes its file while the program runs.
-                crate::otf2::chunk_file::use_own_descriptor_table();
+                otf2::chunk_file::use_own_descriptor_table();
                 let mut stopped = stop_seen.requested.lock();
                 loop {
                     // A fixed schedule: a slow sample does not shift the ones after it, and
@@ -220,7 +220,7 @@ mod tests {
 
     #[test]
     fn the_thread_samples_once_per_interval_until_stopped() {
-        let dir = crate::otf2::test_dir("pomptrace-sampler");
+        let dir = crate::test_dir("pomptrace-sampler");
         let path = dir.join("sampler.evt");
         let sampler = Sampler::start(Duration::from_millis(10), &path, 256 * 1024, 3).unwrap();
         std::thread::sleep(Duration::from_millis(105));

@@ -14,8 +14,8 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::otf2::reader::{read_event_file, ReadResult};
-use crate::otf2::{
+use otf2::reader::{read_event_file, ReadResult};
+use otf2::{
     ArchiveWriter, AttributeList, ChunkSink, Event, EventRecord, SnapRecord, SnapWriter, TypedValue,
 };
 
@@ -311,7 +311,7 @@ fn take_snapshot<I, S: ChunkSink>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::otf2::{Paradigm, VecSink};
+    use otf2::{Paradigm, VecSink};
 
     fn ev(time: u64, event: Event) -> ReadResult<EventRecord> {
         Ok(EventRecord {

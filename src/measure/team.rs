@@ -24,7 +24,7 @@ use parking_lot::Mutex;
 use super::location::{Location, LocationCell};
 use super::thread::{CachedPosition, Saved, ThreadState, CACHED_LEVELS};
 use crate::openmp;
-use crate::otf2::UNDEFINED_U32;
+use otf2::UNDEFINED_U32;
 
 /// One thread team (one Comm in the trace).
 pub struct Team {

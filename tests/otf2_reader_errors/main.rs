@@ -26,7 +26,7 @@ use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use pomptrace::otf2::*;
+use otf2::*;
 use support::*;
 
 use deadline::*;

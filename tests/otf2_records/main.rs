@@ -51,6 +51,6 @@ use checks::*;
 use definitions::*;
 use json::*;
 use lookup::*;
-use pomptrace::otf2::*;
+use otf2::*;
 use print_definitions::*;
 use support::*;

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use pomptrace::otf2::{ArchiveReader, Event, GlobalDef};
+use otf2::{ArchiveReader, Event, GlobalDef};
 use support::pomp2::*;
 use support::{run, Scratch};
 

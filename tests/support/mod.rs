@@ -124,12 +124,12 @@ pub mod pomp2;
 /// The plumbing every test archive needs: a system tree node, one process location group under
 /// it, and a CPU-thread Location per `(name string id, number of events)`, with ids 0, 1, ...
 pub fn write_process_and_locations(
-    defs: &mut pomptrace::otf2::GlobalDefWriter,
+    defs: &mut otf2::GlobalDefWriter,
     node: (u32, u32),
     process_name: u32,
     locations: &[(u32, u64)],
 ) {
-    use pomptrace::otf2::*;
+    use otf2::*;
     defs.write(&GlobalDef::SystemTreeNode {
         id: 0,
         name: node.0,
@@ -155,8 +155,8 @@ pub fn write_process_and_locations(
 }
 
 /// A user-paradigm FUNCTION region definition named by string `name`, without a source file.
-pub fn write_user_region(defs: &mut pomptrace::otf2::GlobalDefWriter, id: u32, name: u32) {
-    use pomptrace::otf2::*;
+pub fn write_user_region(defs: &mut otf2::GlobalDefWriter, id: u32, name: u32) {
+    use otf2::*;
     defs.write(&GlobalDef::Region {
         id,
         name,

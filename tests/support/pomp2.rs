@@ -36,9 +36,23 @@ pub fn include_dir() -> PathBuf {
     repo_root().join("include")
 }
 
-/// The `pomptrace` command built for this test run.
+/// The `pomptrace` command built for this test run: the `pomptrace-cli` crate's binary, which
+/// `cargo test` in the top directory builds beside this test (in the same profile directory).
 pub fn pomptrace_command() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_pomptrace"))
+    let test_exe = std::env::current_exe().expect("the test's own path");
+    // <target>/<profile>/deps/<test>-<hash>
+    let profile_dir = test_exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("test binaries live in <target>/<profile>/deps");
+    let command = profile_dir.join("pomptrace");
+    assert!(
+        command.is_file(),
+        "{} is missing: run the tests with `cargo test` in the top directory (the workspace's \
+         default members build it), or `cargo build -p pomptrace-cli` first",
+        command.display()
+    );
+    command
 }
 
 /// Copies `c-tests/<name>` into `dir` and instruments it with the real `opari2`; returns the

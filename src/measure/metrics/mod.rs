@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use once_cell::sync::OnceCell;
 
-use crate::otf2::{
+use otf2::{
     Base, ChunkSink, EventWriter, GlobalDef, GlobalDefWriter, MetricMode, MetricOccurrence,
     MetricType, RecorderKind, Type, TypedValue,
 };

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use pomptrace::otf2::unify::{unify_directory, PARTS_DIR};
+use otf2::unify::{unify_directory, PARTS_DIR};
 
 use crate::{print_stdout, Failure};
 

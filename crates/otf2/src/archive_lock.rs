@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn a_second_taker_is_refused_with_the_holders_pid_until_the_first_lets_go() {
-        let dir = crate::otf2::test_dir("archive-lock");
+        let dir = crate::test_dir("archive-lock");
         let path = dir.join(".traces.lock");
         let first = ArchiveLock::take(&path).unwrap();
         // flock locks belong to the open file: a second open in this process conflicts too.

@@ -97,7 +97,7 @@ fn ends_finished(file: &std::fs::File, end: u64) -> io::Result<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::otf2::{ArchiveConfig, ArchiveReader, ArchiveWriter, GlobalDef, UNDEFINED_U32};
+    use crate::{ArchiveConfig, ArchiveReader, ArchiveWriter, GlobalDef, UNDEFINED_U32};
 
     const CHUNK: usize = 256 * 1024;
 
@@ -121,7 +121,7 @@ mod tests {
             timer_resolution: 1_000_000_000,
             global_offset: 0,
             trace_length: events,
-            realtime_timestamp: crate::otf2::UNDEFINED_U64,
+            realtime_timestamp: crate::UNDEFINED_U64,
         });
         defs.write(&GlobalDef::String {
             id: 0,
@@ -136,14 +136,14 @@ mod tests {
         defs.write(&GlobalDef::LocationGroup {
             id: 0,
             name: 0,
-            location_group_type: crate::otf2::LocationGroupType::PROCESS,
+            location_group_type: crate::LocationGroupType::PROCESS,
             system_tree_parent: 0,
             creating_location_group: UNDEFINED_U32,
         });
         defs.write(&GlobalDef::Location {
             id: 0,
             name: 0,
-            location_type: crate::otf2::LocationType::CPU_THREAD,
+            location_type: crate::LocationType::CPU_THREAD,
             number_of_events: events,
             location_group: 0,
         });

@@ -11,31 +11,18 @@
 //! Exit status: 0 on success, 1 when the work itself failed (nm failed, the trace cannot be
 //! read, the output cannot be written), 2 for a usage error.
 
-#[path = "pomptrace/compile.rs"]
 mod compile;
-#[path = "pomptrace/config.rs"]
 mod config;
-#[path = "pomptrace/export_chrome.rs"]
 mod export_chrome;
-#[path = "pomptrace/init_regions.rs"]
 mod init_regions;
-#[path = "pomptrace/init_regions_command.rs"]
 mod init_regions_command;
-#[path = "pomptrace/progress.rs"]
 mod progress;
-#[path = "pomptrace/recover.rs"]
 mod recover;
-#[path = "pomptrace/region_profile.rs"]
 mod region_profile;
-#[path = "pomptrace/region_visits.rs"]
 mod region_visits;
-#[path = "pomptrace/summary.rs"]
 mod summary;
-#[path = "pomptrace/trace_definitions.rs"]
 mod trace_definitions;
-#[path = "pomptrace/unify.rs"]
 mod unify;
-#[path = "pomptrace/view.rs"]
 mod view;
 
 use std::ffi::OsString;

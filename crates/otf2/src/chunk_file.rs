@@ -238,7 +238,7 @@ mod tests {
     #[test]
     fn a_thread_with_its_own_descriptor_table_neither_sees_nor_shows_the_programs() {
         use std::os::fd::AsRawFd;
-        let dir = crate::otf2::test_dir("own-descriptors");
+        let dir = crate::test_dir("own-descriptors");
         let program_file = File::create(dir.join("program.txt")).unwrap();
         let program_fd = program_file.as_raw_fd();
         let inode = |fd: libc::c_int| {
@@ -284,7 +284,7 @@ mod tests {
     #[test]
     fn without_close_range_the_listed_descriptors_are_closed() {
         use std::os::fd::IntoRawFd;
-        let dir = crate::otf2::test_dir("listed-descriptors");
+        let dir = crate::test_dir("listed-descriptors");
         let path = dir.join("open.txt");
         let still_open = std::thread::spawn(move || {
             // SAFETY: detaches this thread's table only.
@@ -314,7 +314,7 @@ mod tests {
         assert!(f.writes_directly(), "{}", dir.display());
 
         const CHUNK: usize = 64 * 1024;
-        let mut whole = crate::otf2::ChunkBuffer::zeroed(CHUNK);
+        let mut whole = crate::ChunkBuffer::zeroed(CHUNK);
         whole
             .iter_mut()
             .enumerate()
@@ -346,7 +346,7 @@ mod tests {
 
     #[test]
     fn chunks_land_at_their_offsets_and_a_full_device_is_an_error() {
-        let dir = crate::otf2::test_dir("chunk-file");
+        let dir = crate::test_dir("chunk-file");
         let f = ChunkFile::create(&dir.join("a.evt")).unwrap();
         f.write_at(8, b"second").unwrap();
         f.write_at(0, b"first").unwrap();

@@ -228,7 +228,7 @@ impl<A: VisitSink, B: VisitSink> VisitSink for (A, B) {
 
 /// One pass over every location of the trace.
 pub fn profile_trace(
-    reader: &pomptrace::otf2::ArchiveReader,
+    reader: &otf2::ArchiveReader,
     defs: &TraceDefinitions,
     progress: &crate::progress::Progress,
 ) -> Result<Profile, String> {

@@ -9,7 +9,7 @@
 //! * a region still open at the end of its location is closed at the location's last event
 //!   time (counted).
 
-use pomptrace::otf2::{ArchiveReader, Event};
+use otf2::{ArchiveReader, Event};
 
 use crate::trace_definitions::LocationInfo;
 

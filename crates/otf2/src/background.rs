@@ -698,7 +698,7 @@ mod tests {
         BackgroundSink,
         Receiver<Preparation>,
     ) {
-        let dir = crate::otf2::test_dir(name);
+        let dir = crate::test_dir(name);
         let writer = BackgroundWriter::spawn(name).unwrap();
         let file = ChunkFile::create(&dir.join("a.evt")).unwrap();
         let mut sink = writer.sink(file, chunk, chunk, buffers);
@@ -763,7 +763,7 @@ mod tests {
         assert!(!prepared.is_empty(), "buffers were put in preparation");
         assert_eq!(
             prepared.iter().all(ChunkBuffer::is_region_slot),
-            crate::otf2::chunk_buffer::kernel_has_huge_pages(),
+            crate::chunk_buffer::kernel_has_huge_pages(),
             "prepared buffers are huge-page slots where the kernel has them"
         );
         sink.finish().unwrap();
@@ -790,10 +790,7 @@ mod tests {
         // leaves the pool, which may grow by one again.
         let mut slots = HugePageSlots::new(chunk, 2);
         let slot = slots.take();
-        assert_eq!(
-            slot.is_some(),
-            crate::otf2::chunk_buffer::kernel_has_huge_pages()
-        );
+        assert_eq!(slot.is_some(), crate::chunk_buffer::kernel_has_huge_pages());
         if let Some(slot) = slot {
             give_back(&mut sink, ChunkBuffer::zeroed(chunk));
             prepare(&mut sink, slot);
@@ -835,7 +832,7 @@ mod tests {
 
     #[test]
     fn sinks_past_the_shared_limit_on_buffers_write_as_they_fill() {
-        let dir = crate::otf2::test_dir("background-allowance");
+        let dir = crate::test_dir("background-allowance");
         let writer = BackgroundWriter::spawn("allowance-test").unwrap();
         writer.limit_buffers(2);
         let on_disk = |path: &std::path::Path| {
@@ -897,7 +894,7 @@ mod tests {
 
     #[test]
     fn kept_chunks_reach_the_file_only_past_the_budget_or_at_the_end() {
-        let dir = crate::otf2::test_dir("background-keep");
+        let dir = crate::test_dir("background-keep");
         let writer = BackgroundWriter::spawn("keep-test").unwrap();
         let on_disk = |path: &std::path::Path| {
             writer.drain();

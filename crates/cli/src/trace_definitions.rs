@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use pomptrace::otf2::{ArchiveReader, GlobalDef, Paradigm, RegionRole, UNDEFINED_U32};
+use otf2::{ArchiveReader, GlobalDef, Paradigm, RegionRole, UNDEFINED_U32};
 
 /// The construct families the views colour and the summary's headline adds up.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, PartialOrd, Ord)]

@@ -109,7 +109,7 @@ impl From<std::io::Error> for ExportError {
 /// Writes the whole document; returns the number of trace events written.
 fn write_chrome_json(
     out: &mut dyn Write,
-    reader: &pomptrace::otf2::ArchiveReader,
+    reader: &otf2::ArchiveReader,
     defs: &TraceDefinitions,
     damage: &mut NestingDamage,
     progress: &Progress,
