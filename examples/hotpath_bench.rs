@@ -174,7 +174,7 @@ const IN_MEMORY_RUNS: usize = 4;
 /// (at most 12 bytes each with their TIMESTAMP record) fill at most half of the default event
 /// memory per thread, so that no chunk is written while the threads record.
 fn in_memory_pairs() -> u64 {
-    let buffer = pomptrace::measure::config::default_buffer_size() as u64;
+    let buffer = pomptrace::settings::default_buffer_size() as u64;
     buffer / 2 / (3 * 2 * 12)
 }
 
@@ -194,7 +194,7 @@ fn run_at_once(
         .args([pairs.to_string(), "--at-once".into(), threads.to_string()])
         .env(
             "POMPTRACE_KEEP_IN_MEMORY",
-            pomptrace::measure::config::default_buffer_size().to_string(),
+            pomptrace::settings::default_buffer_size().to_string(),
         );
     let text = driver_output(&mut driver, trace, |_| {});
     let figures = text.lines().find_map(threads_line).unwrap_or_else(|| {

@@ -1,14 +1,56 @@
-//! pomptrace: a POMP2 measurement library that writes OTF2 traces.
+//! pomptrace: the runtime measurement library that OPARI2-instrumented programs link. It
+//! implements POMP2 and writes OTF2 traces (through the `otf2` crate, which knows nothing of
+//! POMP2).
 //!
-//! Rooms, with arrows pointing down only: `ffi` (every exported C symbol) → `measure` (the
-//! runtime) → `ctc` (CTC strings), `filter` (filter files) and `otf2` (the OTF2 writer and reader, which knows nothing of
-//! POMP2 and could be its own crate). `openmp` reaches the OpenMP runtime for `measure`.
+//! Rooms, from the top down; an arrow only ever points down, and no two modules import each
+//! other (tests/module_graph.rs checks it):
+//!
+//! - `ffi`: every exported symbol, and nothing else.
+//! - `ops`: what each POMP2 and MPI call records.
+//! - `lifecycle`: start, who is recording, finalize, signals, fork, the experiment directory.
+//! - `model`: threads, teams, tasks and locks: who records where.
+//! - `record`: a location's event buffers, written on the hot path.
+//! - `output`: definitions (registry, journal, facts), job naming and recovery.
+//! - `metrics`: hardware and rusage counters, the sampler, snapshots.
+//! - `base`: configuration, the clock, diagnostics, signal-safe locks, the launcher's view.
+//! - leaves: `ctc` (CTC strings), `filter` (filter files), `openmp` (the OpenMP runtime).
+//!
+//! The crate's public Rust API is only what the command line and the tests read: the settings
+//! table, recovery, the CTC parser, and whether this machine counts hardware events. Everything
+//! else is crate-private.
 
+mod base;
 pub mod ctc;
-pub mod ffi;
-pub mod filter;
-pub mod measure;
-pub mod openmp;
+mod ffi;
+mod filter;
+mod lifecycle;
+mod metrics;
+mod model;
+mod openmp;
+mod ops;
+mod output;
+mod record;
+
+/// The `POMPTRACE_*` settings: their table, defaults and a description of the environment.
+pub mod settings {
+    pub use crate::base::config::{
+        default_buffer_size, describe_environment, switch_on, value, Variable, INSTRUMENT_ALL,
+        KEEP_FILES, OPARI2, SKIP_UNINSTRUMENTABLE, STATIC, VARIABLES, WRAPPER_VERBOSE,
+    };
+}
+
+pub use output::recover::{recover, Recovered};
+
+/// Whether this machine lets a thread count its CPU cycles (perf_event); the error says why not,
+/// in the words the run itself would use.
+pub fn cpu_cycles_countable() -> Result<(), String> {
+    use metrics::perf;
+    perf::probe(perf::PerfEvent {
+        kind: perf::TYPE_HARDWARE,
+        config: 0,
+    })
+    .map_err(|e| perf::explain(&e))
+}
 
 /// A unit test's directory, `<name>-<pid>` in the system's temporary directory (created).
 #[cfg(test)]

@@ -5,7 +5,6 @@ use std::ffi::c_void;
 use std::os::raw::c_int;
 
 extern "C" {
-    fn pomptrace_omp_available() -> c_int;
     fn pomptrace_omp_get_thread_num() -> c_int;
     fn pomptrace_omp_get_max_threads() -> c_int;
     fn pomptrace_omp_get_dynamic() -> c_int;
@@ -35,8 +34,6 @@ extern "C" {
     fn pomptrace_omp_f_unset_nest_lock(lock: *mut c_void) -> c_int;
     fn pomptrace_omp_f_test_nest_lock(lock: *mut c_void) -> c_int;
     fn pomptrace_call_init_regions();
-    fn pomptrace_init_file_region_count() -> usize;
-    fn pomptrace_has_init_file() -> c_int;
     fn pomptrace_omp_get_default_device() -> c_int;
     fn pomptrace_omp_set_default_device(device: c_int) -> c_int;
 }
@@ -44,10 +41,6 @@ extern "C" {
 // SAFETY (all queries below): the shim functions take no pointers, have no preconditions and
 // fall back to constants when the runtime lacks the function.
 
-pub fn available() -> bool {
-    // SAFETY: see above.
-    unsafe { pomptrace_omp_available() != 0 }
-}
 pub fn thread_num() -> u32 {
     // SAFETY: see above.
     unsafe { pomptrace_omp_get_thread_num() }.max(0) as u32
@@ -105,15 +98,6 @@ pub fn set_default_device(device: i32) -> bool {
 pub fn call_init_regions() {
     // SAFETY: calls functions of the program's init file (if present), which take no arguments.
     unsafe { pomptrace_call_init_regions() }
-}
-/// The init file's region count hint (0 without an init file).
-pub fn init_file_region_count() -> usize {
-    // SAFETY: as for `call_init_regions`.
-    unsafe { pomptrace_init_file_region_count() }
-}
-pub fn has_init_file() -> bool {
-    // SAFETY: no arguments, reads two weak symbol addresses.
-    unsafe { pomptrace_has_init_file() != 0 }
 }
 
 /// The real OpenMP lock operations. Each returns None when the runtime lacks the function.

@@ -37,11 +37,8 @@ extern int omp_get_dynamic(void) __attribute__((weak));
 
 /* Functions of the init file generated at link time (pomptrace init-regions). */
 extern void POMP2_Init_regions(void) __attribute__((weak));
-extern size_t POMP2_Get_num_regions(void) __attribute__((weak));
 extern void POMP2_USER_Init_regions(void) __attribute__((weak));
-extern size_t POMP2_USER_Get_num_regions(void) __attribute__((weak));
 
-int pomptrace_omp_available(void) { return omp_get_thread_num != NULL; }
 int pomptrace_omp_get_thread_num(void) { return omp_get_thread_num ? omp_get_thread_num() : 0; }
 int pomptrace_omp_get_num_threads(void) { return omp_get_num_threads ? omp_get_num_threads() : 1; }
 int pomptrace_omp_get_max_threads(void) { return omp_get_max_threads ? omp_get_max_threads() : 1; }
@@ -104,13 +101,6 @@ void pomptrace_call_init_regions(void)
     if (POMP2_USER_Init_regions) POMP2_USER_Init_regions();
 }
 
-size_t pomptrace_init_file_region_count(void)
-{
-    return (POMP2_Get_num_regions ? POMP2_Get_num_regions() : 0)
-         + (POMP2_USER_Get_num_regions ? POMP2_USER_Get_num_regions() : 0);
-}
-
-int pomptrace_has_init_file(void) { return POMP2_Init_regions != NULL || POMP2_USER_Init_regions != NULL; }
 
 /*
  * pomp_tpd: the thread-private variable that code instrumented with `opari2 --omp-tpd` declares

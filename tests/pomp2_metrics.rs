@@ -180,12 +180,7 @@ fn counters_are_recorded_at_every_enter_and_leave() {
 
 /// Whether this machine can count CPU cycles of a thread.
 fn machine_counts_cycles() -> Result<(), String> {
-    use pomptrace::measure::metrics::perf;
-    perf::probe(perf::PerfEvent {
-        kind: perf::TYPE_HARDWARE,
-        config: 0,
-    })
-    .map_err(|e| perf::explain(&e))
+    pomptrace::cpu_cycles_countable()
 }
 
 #[test]

@@ -28,7 +28,7 @@ fn wrapped(compiler: &str) -> String {
 
 /// A command with no POMPTRACE_* variable nor build setting inherited from the environment.
 fn clean(mut command: Command) -> Command {
-    for v in pomptrace::measure::config::VARIABLES {
+    for v in pomptrace::settings::VARIABLES {
         command.env_remove(v.name);
     }
     for name in ["NM", "CC", "CXX", "FC", "CFLAGS", "MAKEFLAGS"] {
@@ -356,7 +356,7 @@ fn config_env_lists_every_variable_with_its_value_default_and_meaning() {
         .env("POMPTRACE_CLOCK", "monotonic")
         .env_remove("POMPTRACE_BUFFER_SIZE"));
     let text = String::from_utf8(out.stdout).unwrap();
-    for v in pomptrace::measure::config::VARIABLES {
+    for v in pomptrace::settings::VARIABLES {
         assert!(
             text.contains(&format!("\n{}=", v.name)),
             "{} missing",
@@ -610,7 +610,7 @@ fn the_first_region_of_a_program_without_init_file_is_filtered_too() {
 #[test]
 fn the_readme_tables_list_every_variable_as_the_registry_does() {
     let readme = std::fs::read_to_string(support::repo_root().join("README.md")).unwrap();
-    for v in pomptrace::measure::config::VARIABLES {
+    for v in pomptrace::settings::VARIABLES {
         let default = if v.default.is_empty() {
             "(none)".to_string()
         } else {

@@ -31,10 +31,10 @@ use super::locks::real;
 use super::pomp2 as c;
 use super::types::OPARI2_Region_handle;
 use super::{ffi_boundary, put, user};
-use crate::measure;
-use crate::measure::constructs::{self as m, lock_call, LockCall};
-use crate::measure::regions::Construct;
+use crate::lifecycle::{finish, start};
 use crate::openmp::locks::fortran as omp;
+use crate::ops::constructs::{self as m, lock_call, LockCall};
+use crate::output::registry::Construct;
 
 /// A region handle variable: `INTEGER(KIND=8)`, holding the library's pointer.
 type Handle = i64;
@@ -116,7 +116,7 @@ unsafe fn value<T: Copy + Default>(p: *const T) -> T {
 /// entries whose work is one call on the construct behind the handle:
 /// `name, "UPPER": with_ctc call;` (handle and CTC string: an empty handle is assigned first)
 /// and `name, "UPPER": assigned call;` (handle only), `call` a function of
-/// `measure::constructs`; and one for the lock wrappers, `name, "UPPER": lock Call;`, which
+/// `ops::constructs`; and one for the lock wrappers, `name, "UPPER": lock Call;`, which
 /// records `LockCall::Call` around the runtime's Fortran entry of the same name
 /// (`omp_<name>_`), or `name, "UPPER": test_lock Call;` for the two that return the runtime's
 /// result.
@@ -208,7 +208,7 @@ macro_rules! fortran {
             /// # Safety
             /// The contract of `ffi::fortran`.
             #[inline(never)]
-            pub(super) unsafe fn body($($arg: $ty),*) $(-> $ret)? {
+            pub(crate) unsafe fn body($($arg: $ty),*) $(-> $ret)? {
                 ffi_boundary!($upper, $body)
             }
 
@@ -240,7 +240,7 @@ macro_rules! fortran {
             /// # Safety
             /// The contract of `ffi::fortran`.
             #[inline(never)]
-            pub(super) unsafe fn body($($arg: $ty),*) {
+            pub(crate) unsafe fn body($($arg: $ty),*) {
                 if $fast {
                     return;
                 }
@@ -471,12 +471,12 @@ fortran! {
 
     /// `!$pomp inst init`.
     init, "POMP2_INIT", () {
-        let _ = measure::started();
+        let _ = start::started();
     }
 
     /// `!$pomp inst finalize`.
     finalize, "POMP2_FINALIZE", () {
-        measure::finalize()
+        finish::finalize()
     }
 
     /// `!$pomp inst on`.

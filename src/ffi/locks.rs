@@ -11,13 +11,13 @@ use std::os::raw::c_int;
 
 use super::ffi_boundary;
 use super::types::{omp_lock_t, omp_nest_lock_t};
-use crate::measure::constructs::{lock_call, LockCall};
 use crate::openmp::locks as omp;
+use crate::ops::constructs::{lock_call, LockCall};
 
 /// The real operation, reporting once if the process has no OpenMP runtime providing it.
 pub(crate) fn real(done: Option<()>, name: &str) -> c_int {
     if done.is_none() {
-        crate::measure::warn_once(name, || {
+        crate::base::diagnostics::warn_once(name, || {
             format!("{name} is not available in this process (no OpenMP runtime?)")
         });
     }

@@ -18,7 +18,7 @@ use std::os::raw::c_char;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::AtomicPtr;
 
-use crate::measure::regions::Construct;
+use crate::output::registry::Construct;
 use types::OPARI2_Region_handle;
 
 /// Runs an entry point's body, turning a panic into one `pomptrace:` message and a default
@@ -50,7 +50,7 @@ macro_rules! on_construct {
 pub(crate) use on_construct;
 
 /// The body of an entry point that records one Enter or Leave of the construct behind its
-/// handle: `$try` / `$call` is a pair of `measure::constructs` (`try_enter_outer` /
+/// handle: `$try` / `$call` is a pair of `ops::constructs` (`try_enter_outer` /
 /// `enter_outer`, ...). An assigned handle in the common state of a run takes `$try`, which
 /// calls nothing: the entry point then needs no stack frame of its own, and nothing on that
 /// path can panic, so it runs outside the panic boundary. Everything else (an empty handle, a
@@ -132,7 +132,7 @@ pub(crate) fn guard<R: Default>(name: &'static str, body: impl FnOnce() -> R) ->
 #[inline(never)]
 fn panicked(name: &'static str, payload: Box<dyn std::any::Any + Send>) {
     drop(payload);
-    crate::measure::warn_once(name, || {
+    crate::base::diagnostics::warn_once(name, || {
         format!("internal error in {name}; the call was skipped (please report this)")
     });
 }
@@ -172,7 +172,7 @@ pub(crate) unsafe fn construct(
 ) -> Option<&'static Construct> {
     // SAFETY: forwarded to the caller's contract; the string is only read for an empty handle.
     let slot = unsafe { slot(handle)? };
-    crate::measure::constructs::construct(slot, || unsafe { ctc(ctc_string) }, user)
+    crate::ops::constructs::construct(slot, || unsafe { ctc(ctc_string) }, user)
 }
 
 /// The construct behind an assigned handle; None for NULL or an unassigned handle. Calls
@@ -185,7 +185,7 @@ pub(crate) unsafe fn assigned(handle: *mut OPARI2_Region_handle) -> Option<&'sta
     // SAFETY: forwarded to the caller's contract.
     let slot = unsafe { slot(handle)? };
     let construct = slot.load(std::sync::atomic::Ordering::Acquire);
-    // SAFETY: as in `measure::constructs::construct`: a handle holds null or a leaked,
+    // SAFETY: as in `ops::constructs::construct`: a handle holds null or a leaked,
     // immutable construct.
     unsafe { construct.as_ref() }
 }

@@ -12,33 +12,53 @@ use std::ffi::CStr;
 use std::os::raw::c_char;
 
 use super::ffi_boundary;
-use crate::measure::mpi as m;
-use crate::measure::mpi::{CallKind, Message};
+use crate::ops::mpi as m;
+use crate::ops::mpi::{CallKind, Message};
 
 /// `pomptrace_mpi_region` kinds: what an MPI function does (its region role).
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_FUNCTION: u32 = 0;
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_POINT_TO_POINT: u32 = 1;
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_BARRIER: u32 = 2;
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_ONE_TO_ALL: u32 = 3;
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_ALL_TO_ONE: u32 = 4;
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_ALL_TO_ALL: u32 = 5;
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_OTHER_COLLECTIVE: u32 = 6;
 
 /// `pomptrace_mpi_leave_collective` operations (the values of OTF2's CollectiveOp).
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_OP_BARRIER: u32 = 0;
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_OP_BCAST: u32 = 1;
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_OP_GATHER: u32 = 2;
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_OP_GATHERV: u32 = 3;
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_OP_SCATTER: u32 = 4;
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_OP_SCATTERV: u32 = 5;
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_OP_ALLGATHER: u32 = 6;
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_OP_ALLGATHERV: u32 = 7;
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_OP_ALLTOALL: u32 = 8;
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_OP_ALLTOALLV: u32 = 9;
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_OP_ALLREDUCE: u32 = 11;
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_OP_REDUCE: u32 = 12;
 
 /// An id no communicator, region or rank has (also: "no root").
+#[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_UNDEFINED: u32 = u32::MAX;
 
 fn text<'a>(s: *const c_char) -> &'a str {
@@ -100,7 +120,11 @@ pub unsafe extern "C" fn pomptrace_mpi_define_comm(
             // SAFETY: the module's contract.
             unsafe { std::slice::from_raw_parts(world_ranks, size as usize) }.to_vec()
         };
-        Id(m::define_communicator(text(name), ranks, parent))
+        Id(crate::output::communicators::define_communicator(
+            text(name),
+            ranks,
+            parent,
+        ))
     })
     .0
 }
@@ -252,6 +276,6 @@ pub extern "C" fn pomptrace_mpi_time() -> u64 {
 #[no_mangle]
 pub extern "C" fn pomptrace_mpi_clock_offset(time: u64, offset: i64, deviation: f64) {
     ffi_boundary!("pomptrace_mpi_clock_offset", {
-        crate::measure::mpi::add_clock_offset(time, offset, deviation)
+        crate::output::communicators::add_clock_offset(time, offset, deviation)
     })
 }

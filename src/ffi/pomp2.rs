@@ -11,8 +11,8 @@ use std::os::raw::{c_char, c_int};
 
 use super::types::{POMP2_Region_handle, POMP2_Task_handle};
 use super::{ffi_boundary, on_construct, on_region, put, slot, with_construct, NO_CTC};
-use crate::measure::constructs as m;
-use crate::measure::regions::Construct;
+use crate::ops::constructs as m;
+use crate::output::registry::Construct;
 
 /// The body of a wait-type entry point (barrier, implicit barrier, taskwait) with the fast
 /// path of `on_region!`: `enter` passes the encountering task out through `$out`, `exit` takes
@@ -437,7 +437,7 @@ pub unsafe extern "C" fn POMP2_Untied_task_end(pomp2_handle: *mut POMP2_Region_h
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Get_new_task_handle() -> POMP2_Task_handle {
     ffi_boundary!("POMP2_Get_new_task_handle", {
-        crate::measure::tasks::new_handle()
+        crate::model::tasks::new_handle()
     })
 }
 
@@ -461,7 +461,7 @@ pub unsafe extern "C" fn POMP2_Assign_handle(
 
 /// The region a wait-type call records (None: an unassigned handle, recorded as nothing).
 fn wait_region(c: Option<&Construct>, pick: impl Fn(&Construct) -> u32) -> u32 {
-    c.map_or(crate::measure::regions::NO_REGION, pick)
+    c.map_or(crate::output::registry::NO_REGION, pick)
 }
 
 /// Barrier and taskwait entry: returns the encountering task for `pomp2_old_task`.
@@ -499,7 +499,7 @@ pub(crate) fn task_create_begin(
 pub(crate) fn task_create_end(c: Option<&Construct>, old: POMP2_Task_handle) {
     match c {
         Some(c) => m::task_create_end(c, old),
-        None => crate::measure::tasks::set_current(old),
+        None => crate::model::tasks::set_current(old),
     }
 }
 
@@ -507,6 +507,6 @@ pub(crate) fn task_create_end(c: Option<&Construct>, old: POMP2_Task_handle) {
 pub(crate) fn task_begin(c: Option<&Construct>, task: POMP2_Task_handle) {
     match c {
         Some(c) => m::task_begin(c, task),
-        None => crate::measure::tasks::set_current(task),
+        None => crate::model::tasks::set_current(task),
     }
 }

@@ -9,14 +9,14 @@ use std::os::raw::c_char;
 
 use super::types::POMP2_USER_Region_handle;
 use super::{ffi_boundary, on_region, slot};
-use crate::measure;
-use crate::measure::constructs as m;
+use crate::lifecycle::{finish, start, state};
+use crate::ops::constructs as m;
 
 /// Starts the measurement now (it otherwise starts at the first POMP2 call).
 #[no_mangle]
 pub extern "C" fn POMP2_Init() {
     ffi_boundary!("POMP2_Init", {
-        let _ = measure::started();
+        let _ = start::started();
     })
 }
 
@@ -24,7 +24,7 @@ pub extern "C" fn POMP2_Init() {
 /// trace is written when the program exits.
 #[no_mangle]
 pub extern "C" fn POMP2_Finalize() {
-    ffi_boundary!("POMP2_Finalize", { measure::finalize() })
+    ffi_boundary!("POMP2_Finalize", { finish::finalize() })
 }
 
 /// Resumes recording after `POMP2_Off`.
@@ -42,8 +42,8 @@ pub extern "C" fn POMP2_Off() {
 /// `inst on` / `inst off` (shared with the Fortran entry points): starts the measurement if
 /// needed, then sets the recording flag.
 pub(crate) fn on_off(on: bool) {
-    let _ = measure::started();
-    measure::set_recording(on);
+    let _ = start::started();
+    state::set_recording(on);
 }
 
 /// Enters a user region (`#pragma pomp inst begin(name)`).

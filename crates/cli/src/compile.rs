@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use compile_line::{default_object, CommandLine, Language, Plan};
-use pomptrace::measure::config as settings;
+use pomptrace::settings;
 
 use crate::{config, init_regions};
 

@@ -97,7 +97,7 @@ const FLAG_OPTIONS: [&str; 7] = [
 pub fn run(args: &ConfigArgs, matches: &clap::ArgMatches) -> Result<(), Failure> {
     let _ = (args.fortran, args.build_check);
     if args.env {
-        return print_stdout(&pomptrace::measure::config::describe_environment());
+        return print_stdout(&pomptrace::settings::describe_environment());
     }
     if args.nm {
         return nm(&args.files);

@@ -16,6 +16,6 @@ pub struct RecoverArgs {
 }
 
 pub fn run(args: &RecoverArgs) -> Result<(), Failure> {
-    let recovered = pomptrace::measure::recover::recover(&args.dir).map_err(Failure::Error)?;
+    let recovered = pomptrace::recover(&args.dir).map_err(Failure::Error)?;
     print_stdout(&format!("pomptrace: {}\n", recovered.summary()))
 }

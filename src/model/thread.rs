@@ -11,38 +11,10 @@
 use std::cell::{Cell, RefCell, UnsafeCell};
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 
-use super::location::Location;
-use super::locks::{LockCache, CACHE_SLOTS};
-use super::signal_safe_mutex::SignalSafeMutex;
-use super::team::{Node, Team};
-
-/// What a thread was before it joined a team, restored when it leaves that team.
-pub(crate) struct Saved {
-    pub location: *mut Location,
-    pub node: *const Node,
-    pub team: *const Team,
-    /// The location the thread recorded into in the team, and the team that location was in
-    /// before (the master's location continues into the team and back).
-    pub team_location: *mut Location,
-    pub team_before: u32,
-}
-
-/// Levels of nesting whose positions a thread remembers between team begins.
-pub(crate) const CACHED_LEVELS: usize = 4;
-
-/// The position a thread resolved at a team begin, valid for as long as the OpenMP runtime
-/// reports the same ancestry (nodes and teams are never removed from the tree).
-#[derive(Clone, Copy)]
-pub(crate) struct CachedPosition {
-    /// (team size, ancestor thread number) per level 1..=level.
-    pub ancestry: [(u32, u32); CACHED_LEVELS],
-    pub level: u32,
-    /// The root the position was resolved from.
-    pub root: *const Node,
-    pub node: *const Node,
-    pub team: *const Team,
-    pub thread: u32,
-}
+use crate::base::signal_safe_mutex::SignalSafeMutex;
+use crate::model::lock_table::{LockCache, CACHE_SLOTS};
+use crate::model::tree::{CachedPosition, Node, Saved, Team};
+use crate::record::location::Location;
 
 /// One thread's state. Only its own thread touches it, except `busy` and `location`, which
 /// finalize reads (hence atomics; on x86 their relaxed accesses are plain moves).
@@ -116,11 +88,11 @@ impl ThreadState {
 }
 
 /// Every state ever created, for finalize.
-pub(super) struct StatePtr(&'static ThreadState);
+pub(crate) struct StatePtr(&'static ThreadState);
 // SAFETY: other threads only touch the atomic fields of a state (busy, location).
 unsafe impl Send for StatePtr {}
 /// Signal-safe: the trace writer for fatal signals walks it. Held across fork().
-pub(super) static STATES: SignalSafeMutex<Vec<StatePtr>> = SignalSafeMutex::new(Vec::new());
+pub(crate) static STATES: SignalSafeMutex<Vec<StatePtr>> = SignalSafeMutex::new(Vec::new());
 
 /// The calling thread's state, created on its first call.
 #[inline(always)]

@@ -10,11 +10,10 @@
 
 use std::path::Path;
 
-use super::config::ClockChoice;
-use super::launcher::JobRank;
-use super::{warn, Measurement};
-use otf2::unify::{self, PARTS_DIR, PARTS_PROPERTY, PART_PROPERTY};
-use otf2::{ArchiveConfig, ArchiveWriter, GlobalDefWriter, LocalDef};
+use crate::base::config::ClockChoice;
+use crate::base::diagnostics::warn;
+use crate::base::launcher::JobRank;
+use otf2::unify::PARTS_DIR;
 
 /// Created (exclusively) by the rank that unifies the job's parts.
 const UNIFIER_MARKER: &str = ".unifying";
@@ -60,7 +59,7 @@ pub fn default_directory_name(program: &str, job: &JobRank) -> String {
             // The launcher's process (the parent) is shared by the ranks of one node.
             // SAFETY: getppid has no preconditions.
             let parent = unsafe { libc::getppid() };
-            super::warn_once("job-id", || {
+            crate::base::diagnostics::warn_once("job-id", || {
                 format!("{} exports no job id; the ranks of each node name their directory after their parent process (set POMPTRACE_EXPERIMENT_DIRECTORY for a job on several nodes)", job.source)
             });
             format!("pomptrace-{program}-ppid{parent}")
@@ -86,97 +85,8 @@ pub fn part_written(experiment_dir: &Path, job: &JobRank) -> bool {
         .exists()
 }
 
-impl Measurement {
-    /// The OTF2 location id of this process's location `number`.
-    pub fn location_id(&self, number: u32) -> u64 {
-        location_id(self.job.as_ref().map(|job| job.rank), number)
-    }
-}
-
-/// Writes the definitions and the anchor: directly for a plain process; for a rank of a job,
-/// as its part, unified by the last rank to finish. A process that used MPI without a launcher
-/// we know of (a singleton `./app`, or an unknown launcher) goes through unification too, as a
-/// job of one: the MPI communicators' ids are not dense, and a group may name ranks whose
-/// locations are not in this archive (unification gives those placeholders). Returns the start
-/// of the closing summary line.
-pub fn finish_archive(
-    m: &Measurement,
-    archive: ArchiveWriter,
-    defs: GlobalDefWriter,
-    locations: &[u64],
-) -> Result<String, String> {
-    let offsets = super::mpi::clock_offsets();
-    if let Some(job) = &m.job {
-        return finish_rank(job, &m.experiment_dir, archive, defs, &offsets);
-    }
-    if super::mpi::used() {
-        let alone = JobRank {
-            rank: 0,
-            size: 1,
-            job_id: None,
-            source: "MPI",
-        };
-        return finish_rank(&alone, &m.experiment_dir, archive, defs, &offsets);
-    }
-    let anchor = archive.anchor_path();
-    archive
-        .finish(defs, locations)
-        .map_err(|e| format!("writing {} failed: {e}", anchor.display()))?;
-    Ok(format!("trace written to {}", anchor.display()))
-}
-
-/// Writes this rank's definitions as its part of the job's archive (events are already in
-/// `archive`'s directory) and unifies the job if this is the last rank to finish. Returns the
-/// start of the closing summary line.
-fn finish_rank(
-    job: &JobRank,
-    experiment_dir: &Path,
-    archive: ArchiveWriter,
-    defs: GlobalDefWriter,
-    clock_offsets: &[LocalDef],
-) -> Result<String, String> {
-    let parts_dir = experiment_dir.join(PARTS_DIR);
-    let mut config: ArchiveConfig = archive.config().clone();
-    // The definitions go to the part; the job's anchor is the unifier's.
-    archive.close_unanchored();
-    config
-        .properties
-        .push((PARTS_PROPERTY.into(), job.size.to_string()));
-    config
-        .properties
-        .push((PART_PROPERTY.into(), job.rank.to_string()));
-    let part = ArchiveWriter::create(&parts_dir, &job.rank.to_string(), config)
-        .map_err(|e| format!("cannot write the definitions of rank {}: {e}", job.rank))?;
-    let mut offsets = part.local_def_writer();
-    for offset in clock_offsets {
-        offsets.write(offset);
-    }
-    part.write_local_defs(location_id(Some(job.rank), 0), offsets)
-        .and_then(|()| part.finish(defs, &[]).map(drop))
-        .map_err(|e| format!("writing the definitions of rank {} failed: {e}", job.rank))?;
-    if !unify::all_parts_written(&parts_dir) || !elected(&parts_dir) {
-        return Ok(format!(
-            "rank {} of {} wrote its part of {}",
-            job.rank,
-            job.size,
-            experiment_dir.display()
-        ));
-    }
-    let summary = unify::unify_directory(experiment_dir, "traces", &parts_dir)?;
-    Ok(if job.size == 1 {
-        format!("trace written to {}", summary.anchor.display())
-    } else {
-        format!(
-            "trace of {} ranks written to {}; rank {}",
-            summary.parts,
-            summary.anchor.display(),
-            job.rank
-        )
-    })
-}
-
 /// True for exactly one caller per directory.
-fn elected(parts_dir: &Path) -> bool {
+pub(crate) fn elected(parts_dir: &Path) -> bool {
     std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)

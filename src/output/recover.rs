@@ -6,8 +6,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::clock::{self, ClockKind};
-use super::journal::{self, journal_path};
+use crate::base::clock::{self, ClockKind};
+use crate::output::journal::{self, journal_path};
 use otf2::recovery::salvage_event_file;
 use otf2::ArchiveWriter;
 
@@ -125,7 +125,7 @@ pub fn recover(dir: &Path) -> Result<Recovered, String> {
         &events,
         resolution,
         end.ticks,
-        &mut super::definitions::NoExtraDefinitions,
+        &mut crate::output::facts::NoExtraDefinitions,
     ) {
         r.warnings.push(e);
     }

@@ -8,9 +8,7 @@ use otf2::{
     AttributeList, BackgroundSink, Event, EventWriter, Paradigm, PreparedRecords, TypedValue,
 };
 
-/// The one attribute definition of a trace: the OS thread id behind a location at ProgramBegin
-/// and at every ThreadTeamBegin (UINT64, defined at the end of the measurement).
-pub const THREAD_ID_ATTRIBUTE: u32 = 0;
+use crate::output::facts::THREAD_ID_ATTRIBUTE;
 
 /// One OTF2 location: its event writer and the regions open on it.
 pub struct Location {
@@ -98,7 +96,7 @@ impl LocationCell {
 impl Location {
     #[inline(always)]
     pub fn enter(&mut self, time: u64, region: u32) {
-        self.enter_with(time, region, super::metrics::synchronous());
+        self.enter_with(time, region, crate::metrics::synchronous::synchronous());
     }
 
     /// `enter`, told by the caller whether synchronous metrics are on (the fast path knows it
@@ -107,7 +105,7 @@ impl Location {
     pub fn enter_with(&mut self, time: u64, region: u32, metrics: bool) {
         if let Some(w) = self.writer.as_mut() {
             if metrics {
-                super::metrics::write_synchronous(w, time);
+                crate::metrics::synchronous::write_synchronous(w, time);
             }
             w.enter(time, region);
             self.open.push(region);
@@ -153,7 +151,7 @@ impl Location {
     /// region that is not open is dropped, so the stream stays well nested.
     #[inline(always)]
     pub fn leave(&mut self, time: u64, region: u32) {
-        self.leave_with(time, region, super::metrics::synchronous());
+        self.leave_with(time, region, crate::metrics::synchronous::synchronous());
     }
 
     /// `leave`, told whether synchronous metrics are on (as `enter_with`).
@@ -163,7 +161,7 @@ impl Location {
             self.open.pop();
             if let Some(w) = self.writer.as_mut() {
                 if metrics {
-                    super::metrics::write_synchronous(w, time);
+                    crate::metrics::synchronous::write_synchronous(w, time);
                 }
                 w.leave(time, region);
             }
@@ -178,15 +176,15 @@ impl Location {
             while self.open.len() > depth {
                 let r = self.open.pop().unwrap_or(region);
                 if let Some(w) = self.writer.as_mut() {
-                    if super::metrics::synchronous() {
-                        super::metrics::write_synchronous(w, time);
+                    if crate::metrics::synchronous::synchronous() {
+                        crate::metrics::synchronous::write_synchronous(w, time);
                     }
                     w.leave(time, r);
                 }
             }
         } else {
-            super::warn_once(&format!("unbalanced-leave {region}"), || {
-                let registry = super::REGISTRY.lock();
+            crate::base::diagnostics::warn_once(&format!("unbalanced-leave {region}"), || {
+                let registry = crate::output::registry::REGISTRY.lock();
                 let name = registry.region_name(region).unwrap_or("(unknown region)");
                 format!("region \"{name}\" was left but not entered; ignoring that leave")
             });
@@ -200,10 +198,6 @@ impl Location {
                 w.leave(time, r);
             }
         }
-    }
-
-    pub fn open_depth(&self) -> usize {
-        self.open.len()
     }
 
     /// The writer, while the measurement runs.

@@ -18,9 +18,9 @@ use std::path::{Path, PathBuf};
 use once_cell::sync::OnceCell;
 use parking_lot::Mutex;
 
-use super::clock::{ClockKind, Sample};
-use super::definitions::{Definitions, Fact, Start};
-use super::regions::{RegionDef, Registry};
+use crate::base::clock::{ClockKind, Sample};
+use crate::output::facts::RegionDef;
+use crate::output::facts::{Definitions, Fact, Start};
 use otf2::wire::{put_u32, put_u64, put_u8, DecodeResult, Decoder};
 use otf2::{ArchiveConfig, Paradigm, RegionRole};
 
@@ -61,9 +61,14 @@ struct Saved {
 static JOURNAL: OnceCell<Journal> = OnceCell::new();
 
 /// Creates the journal at `path` with the start of the measurement and every string and region
-/// the registry already holds, and writes it. The caller holds the registry lock, so nothing
-/// defined meanwhile is missed: later definitions come through [`record`].
-pub fn start(path: PathBuf, start: Start, registry: &Registry) -> io::Result<&'static Journal> {
+/// defined so far (the registry's), and writes it. The caller holds the registry lock, so
+/// nothing defined meanwhile is missed: later definitions come through [`record`].
+pub fn start(
+    path: PathBuf,
+    start: Start,
+    strings: &[String],
+    regions: &[RegionDef],
+) -> io::Result<&'static Journal> {
     let mut file = OpenOptions::new()
         .write(true)
         .create(true)
@@ -73,10 +78,10 @@ pub fn start(path: PathBuf, start: Start, registry: &Registry) -> io::Result<&'s
     drop(file);
     let mut pending = Vec::new();
     encode(&Fact::Start(start), &mut pending);
-    for (id, text) in registry.strings().iter().enumerate() {
+    for (id, text) in strings.iter().enumerate() {
         encode_string(id as u32, text, &mut pending);
     }
-    for (id, def) in registry.regions().iter().enumerate() {
+    for (id, def) in regions.iter().enumerate() {
         encode(
             &Fact::Region {
                 id: id as u32,

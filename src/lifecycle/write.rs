@@ -3,11 +3,19 @@
 
 use std::time::Duration;
 
-use super::definitions::ExtraDefinitions;
-use super::location::Location;
-use super::metrics::{self, ClassDefinition};
-use super::{clock, sampler, snapshots, Measurement};
+use crate::base::clock;
+use crate::base::launcher::JobRank;
+use crate::lifecycle::measurement::Measurement;
+use crate::metrics::sampler;
+use crate::metrics::snapshots;
+use crate::metrics::synchronous::{self as metrics, ClassDefinition};
+use crate::output::communicators;
+use crate::output::facts::ExtraDefinitions;
+use crate::output::job::{elected, location_id};
+use crate::record::location::Location;
+use otf2::unify::{self, PARTS_DIR, PARTS_PROPERTY, PART_PROPERTY};
 use otf2::*;
+use std::path::Path;
 
 /// The TSC frequency is measured between the first and the last clock sample of the run; each
 /// sample brackets a CLOCK_MONOTONIC read within a few tens of nanoseconds, so even a run of
@@ -115,7 +123,7 @@ pub fn write_trace(
     let mut defs = archive.global_def_writer();
     let mut extra = (
         MetricDefinitions::new(metric_location),
-        super::mpi::Definitions::collect(),
+        communicators::Definitions::collect(),
     );
     if let Err(e) = m.journal.with_definitions(|d| {
         d.write_global_defs(&mut defs, &events, resolution, end_time, &mut extra)
@@ -134,7 +142,7 @@ pub fn write_trace(
             Err(e) => errors.push(format!("writing the snapshots failed: {e}")),
         }
     }
-    let written = super::job::finish_archive(m, archive, defs, &ids)?;
+    let written = finish_archive(m, archive, defs, &ids)?;
     m.journal.remove();
     let bytes = directory_size(&m.experiment_dir);
     let total: u64 = events.iter().sum::<u64>() + metric_location.map_or(0, |(_, n)| n);
@@ -255,4 +263,86 @@ impl ExtraDefinitions for MetricDefinitions {
             metrics::write_class(defs, &class, next_member, &mut *intern);
         }
     }
+}
+
+/// Writes the definitions and the anchor: directly for a plain process; for a rank of a job,
+/// as its part, unified by the last rank to finish. A process that used MPI without a launcher
+/// we know of (a singleton `./app`, or an unknown launcher) goes through unification too, as a
+/// job of one: the MPI communicators' ids are not dense, and a group may name ranks whose
+/// locations are not in this archive (unification gives those placeholders). Returns the start
+/// of the closing summary line.
+pub(crate) fn finish_archive(
+    m: &Measurement,
+    archive: ArchiveWriter,
+    defs: GlobalDefWriter,
+    locations: &[u64],
+) -> Result<String, String> {
+    let offsets = communicators::clock_offsets();
+    if let Some(job) = &m.job {
+        return finish_rank(job, &m.experiment_dir, archive, defs, &offsets);
+    }
+    if communicators::used() {
+        let alone = JobRank {
+            rank: 0,
+            size: 1,
+            job_id: None,
+            source: "MPI",
+        };
+        return finish_rank(&alone, &m.experiment_dir, archive, defs, &offsets);
+    }
+    let anchor = archive.anchor_path();
+    archive
+        .finish(defs, locations)
+        .map_err(|e| format!("writing {} failed: {e}", anchor.display()))?;
+    Ok(format!("trace written to {}", anchor.display()))
+}
+
+/// Writes this rank's definitions as its part of the job's archive (events are already in
+/// `archive`'s directory) and unifies the job if this is the last rank to finish. Returns the
+/// start of the closing summary line.
+fn finish_rank(
+    job: &JobRank,
+    experiment_dir: &Path,
+    archive: ArchiveWriter,
+    defs: GlobalDefWriter,
+    clock_offsets: &[LocalDef],
+) -> Result<String, String> {
+    let parts_dir = experiment_dir.join(PARTS_DIR);
+    let mut config: ArchiveConfig = archive.config().clone();
+    // The definitions go to the part; the job's anchor is the unifier's.
+    archive.close_unanchored();
+    config
+        .properties
+        .push((PARTS_PROPERTY.into(), job.size.to_string()));
+    config
+        .properties
+        .push((PART_PROPERTY.into(), job.rank.to_string()));
+    let part = ArchiveWriter::create(&parts_dir, &job.rank.to_string(), config)
+        .map_err(|e| format!("cannot write the definitions of rank {}: {e}", job.rank))?;
+    let mut offsets = part.local_def_writer();
+    for offset in clock_offsets {
+        offsets.write(offset);
+    }
+    part.write_local_defs(location_id(Some(job.rank), 0), offsets)
+        .and_then(|()| part.finish(defs, &[]).map(drop))
+        .map_err(|e| format!("writing the definitions of rank {} failed: {e}", job.rank))?;
+    if !unify::all_parts_written(&parts_dir) || !elected(&parts_dir) {
+        return Ok(format!(
+            "rank {} of {} wrote its part of {}",
+            job.rank,
+            job.size,
+            experiment_dir.display()
+        ));
+    }
+    let summary = unify::unify_directory(experiment_dir, "traces", &parts_dir)?;
+    Ok(if job.size == 1 {
+        format!("trace written to {}", summary.anchor.display())
+    } else {
+        format!(
+            "trace of {} ranks written to {}; rank {}",
+            summary.parts,
+            summary.anchor.display(),
+            job.rank
+        )
+    })
 }

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
-use super::clock;
-use super::metrics::Member;
+use crate::base::clock;
+use crate::metrics::synchronous::Member;
 use otf2::{EventWriter, FileSink, MetricMode, MetricType, TypedValue};
 
 /// What the sampler records, in value order.
@@ -188,8 +188,8 @@ impl Sampler {
 
 /// The sampler's metric class id: after the synchronous class, if there is one.
 pub fn class_id() -> u32 {
-    if super::metrics::synchronous() {
-        super::metrics::SYNCHRONOUS_CLASS + 1
+    if crate::metrics::synchronous::synchronous() {
+        crate::metrics::synchronous::SYNCHRONOUS_CLASS + 1
     } else {
         0
     }

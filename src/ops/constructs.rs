@@ -8,10 +8,18 @@
 
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-use super::location::Location;
-use super::regions::{Construct, NO_REGION};
-use super::thread::{self, ThreadState};
-use super::{active, tasks, team, warn, warn_once, Active, Measurement, REGISTRY};
+use crate::base::diagnostics::warn;
+use crate::base::diagnostics::warn_once;
+use crate::lifecycle::active::Active;
+use crate::lifecycle::active::{active, active_fast};
+use crate::lifecycle::measurement::Measurement;
+use crate::model::tasks;
+use crate::model::team;
+use crate::model::thread::{self, ThreadState};
+use crate::model::tree;
+use crate::output::registry::REGISTRY;
+use crate::output::registry::{Construct, NO_REGION};
+use crate::record::location::Location;
 use otf2::Paradigm;
 
 /// The construct behind a handle, assigning it from `ctc` when the handle is still empty.
@@ -55,7 +63,7 @@ fn construct_slow(
 #[cold]
 pub fn assign(slot: &AtomicPtr<Construct>, ctc: &[u8], user: bool) -> &'static Construct {
     // The filter decides how the construct is defined.
-    super::load_filter_once(|| super::config::Config::from_env(|_| {}));
+    crate::output::registry::load_filter_once(|| crate::base::config::Config::from_env(|_| {}));
     let mut registry = REGISTRY.lock();
     let existing = slot.load(Ordering::Acquire);
     // SAFETY: see `construct`.
@@ -94,8 +102,8 @@ fn attach(m: &'static Measurement, thread: &'static ThreadState) -> &'static mut
         // program created itself is a root of its own, and its teams hang under it.
         let n = OTHER_ROOTS.fetch_add(1, Ordering::Relaxed) + 1;
         let name = format!("Pthread {n}");
-        let location = team::Factory::new_location(m, name.clone());
-        team::Node::root(location, format!("{name} "))
+        let location = tree::Factory::new_location(m, name.clone());
+        tree::Node::root(location, format!("{name} "))
     } else {
         team::resolve(thread, m.root(), m.root_team, m).0
     };
@@ -105,14 +113,14 @@ fn attach(m: &'static Measurement, thread: &'static ThreadState) -> &'static mut
 }
 
 /// The team the calling thread works in now.
-fn current_team(thread: &ThreadState, m: &'static Measurement) -> &'static team::Team {
+fn current_team(thread: &ThreadState, m: &'static Measurement) -> &'static tree::Team {
     // SAFETY: teams are leaked, never freed.
     unsafe { thread.team.get().as_ref() }.unwrap_or(m.root_team)
 }
 
 /// Runs `f` on the calling thread's location with the current time, if recording.
 #[inline(always)]
-pub(super) fn record(a: Option<Active>, f: impl FnOnce(&mut Location, u64)) {
+pub(crate) fn record(a: Option<Active>, f: impl FnOnce(&mut Location, u64)) {
     if let Some(a) = a {
         if a.recording() {
             f(location(&a), a.now())
@@ -133,9 +141,10 @@ pub(super) fn record(a: Option<Active>, f: impl FnOnce(&mut Location, u64)) {
 /// general path, so a paused region costs what a disabled one does.
 #[inline(always)]
 fn nothing_to_record() -> bool {
-    let hot = super::hot();
-    hot & super::HOT_ENDED != 0
-        || hot & (super::HOT_RUNNING | super::HOT_RECORDING) == super::HOT_RUNNING
+    let hot = crate::lifecycle::state::hot();
+    hot & crate::lifecycle::state::HOT_ENDED != 0
+        || hot & (crate::lifecycle::state::HOT_RUNNING | crate::lifecycle::state::HOT_RECORDING)
+            == crate::lifecycle::state::HOT_RUNNING
 }
 
 /// One Enter of `region`, if recording; `start`: the call may start the measurement.
@@ -149,7 +158,7 @@ fn enter(start: bool, region: u32) {
 /// The guard and location of the fast path (see `active_fast`), or None for the general one.
 #[inline(always)]
 fn fast_location() -> Option<(Active, &'static mut Location)> {
-    let a = active::active_fast()?;
+    let a = active_fast()?;
     let loc = team::location_of(a.thread())?;
     Some((a, loc))
 }
@@ -595,7 +604,7 @@ pub fn lock_call(call: LockCall, lock: usize, real: impl FnOnce() -> i32) -> i32
             return real();
         };
         // Read while the lock is still held: its counters are only ours until the unset.
-        let releasing = unset.then(|| super::locks::releasing(lock, nest));
+        let releasing = unset.then(|| crate::model::locks::releasing(lock, nest));
         guard.recording().then(|| {
             let region = guard.get().lock_api_regions[call as usize];
             let t = guard.now();
@@ -609,16 +618,16 @@ pub fn lock_call(call: LockCall, lock: usize, real: impl FnOnce() -> i32) -> i32
     // The acquisition is counted in every state, so orders stay right.
     let acquisition = match call {
         LockCall::Init | LockCall::InitNest => {
-            super::locks::register(lock);
+            crate::model::lock_table::register(lock);
             None
         }
         LockCall::Destroy | LockCall::DestroyNest => {
-            super::locks::unregister(lock);
+            crate::model::lock_table::unregister(lock);
             None
         }
-        LockCall::Set | LockCall::SetNest => Some(super::locks::acquired(lock, nest)),
+        LockCall::Set | LockCall::SetNest => Some(crate::model::locks::acquired(lock, nest)),
         LockCall::Test | LockCall::TestNest if result != 0 => {
-            Some(super::locks::acquired(lock, nest))
+            Some(crate::model::locks::acquired(lock, nest))
         }
         _ => None,
     };

@@ -8,8 +8,13 @@
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU32;
 
+use super::facts::{Fact, RegionDef};
+use crate::base::config::Config;
+use crate::base::diagnostics::warn;
+use crate::base::signal_safe_mutex::SignalSafeMutex;
 use crate::ctc::{self, RegionInfo, RegionType};
 use crate::filter::Filter;
+use crate::output::journal;
 use otf2::{Paradigm, RegionRole};
 
 /// No region of this kind for the construct.
@@ -26,7 +31,6 @@ pub struct CriticalLock {
 
 /// What an assigned handle points at. Immutable and never freed.
 pub struct Construct {
-    pub region_type: Option<RegionType>,
     pub parallel: u32,
     pub outer: u32,
     pub inner: u32,
@@ -35,17 +39,6 @@ pub struct Construct {
     /// Excluded by the filter file: its filterable region ids are NO_REGION, so enter and leave
     /// skip it with the check they make anyway.
     pub filtered: bool,
-}
-
-/// An OTF2 region definition (strings by id).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct RegionDef {
-    pub name: u32,
-    pub file: u32,
-    pub begin_line: u32,
-    pub end_line: u32,
-    pub role: RegionRole,
-    pub paradigm: Paradigm,
 }
 
 /// Strings, regions and critical-section locks defined so far.
@@ -84,7 +77,7 @@ impl Registry {
         let id = self.strings.len() as u32;
         self.strings.push(s.to_string());
         self.string_ids.insert(s.to_string(), id);
-        super::journal::record_string(id, s);
+        journal::record_string(id, s);
         id
     }
 
@@ -191,7 +184,6 @@ impl Registry {
                     },
                 );
                 Construct {
-                    region_type: None,
                     parallel: id,
                     outer: id,
                     inner: id,
@@ -230,7 +222,6 @@ impl Registry {
         );
         let omp = Paradigm::OPENMP;
         let mut c = Construct {
-            region_type: Some(info.region_type),
             parallel: NO_REGION,
             outer: NO_REGION,
             inner: NO_REGION,
@@ -325,7 +316,7 @@ impl Registry {
             for def in self.regions.drain(first_filterable..) {
                 self.region_ids.remove(&def);
             }
-            super::journal::record(&super::definitions::Fact::RegionsDropped {
+            journal::record(&Fact::RegionsDropped {
                 from: first_filterable as u32,
             });
         }
@@ -347,7 +338,7 @@ impl Registry {
 }
 
 fn journal_region(id: u32, def: &RegionDef) {
-    super::journal::record(&super::definitions::Fact::Region {
+    journal::record(&Fact::Region {
         id,
         def: def.clone(),
     });
@@ -376,4 +367,21 @@ impl Registry {
         };
         filter.excludes(name, &info.start.file)
     }
+}
+
+/// Strings, regions and critical-section locks: process-wide, so that handles can be assigned
+/// in any state (by the init file while starting, after the end, with the measurement off).
+pub(crate) static REGISTRY: once_cell::sync::Lazy<SignalSafeMutex<Registry>> =
+    once_cell::sync::Lazy::new(|| SignalSafeMutex::new(Registry::default()));
+
+/// Loads the filter file once, before the first construct is defined: by the start, or by an
+/// assignment that comes earlier (an init file's, or a handle assigned while nothing else has
+/// started the measurement, which an assignment alone must not do).
+pub(crate) fn load_filter_once(config: impl FnOnce() -> Config) {
+    static LOADED: std::sync::Once = std::sync::Once::new();
+    LOADED.call_once(|| {
+        if let Some(filter) = config().load_filter(|m| warn(&m)) {
+            REGISTRY.lock().set_filter(filter);
+        }
+    });
 }

@@ -7,99 +7,21 @@
 //! a global generation number (bumped whenever a lock is initialised or destroyed) tells the
 //! cache when an address may have changed hands.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
-use once_cell::sync::Lazy;
-use parking_lot::Mutex;
-
-use super::REGISTRY;
-
-pub(crate) struct LockState {
-    id: u32,
-    /// Successful (outermost) acquisitions so far.
-    order: AtomicU32,
-    /// Nesting depth of a nest lock (0 or 1 for a plain lock).
-    depth: AtomicU32,
-}
-
-/// Locks by address of the lock object; states are leaked (a destroyed lock's state may still
-/// sit in a thread's cache, and ids are never reused anyway).
-static LOCKS: Lazy<Mutex<HashMap<usize, &'static LockState>>> =
-    Lazy::new(|| Mutex::new(HashMap::new()));
-/// Bumped on every init and destroy: cached lookups from an older generation are re-checked.
-static GENERATION: AtomicU64 = AtomicU64::new(0);
-
-pub(crate) const CACHE_SLOTS: usize = 8;
-
-/// (lock address, generation, state) of the locks a thread used last (kept in its state).
-pub(crate) type LockCache = [(usize, u64, Option<&'static LockState>); CACHE_SLOTS];
-
-fn new_state() -> &'static LockState {
-    Box::leak(Box::new(LockState {
-        id: REGISTRY.lock().new_lock_id(),
-        order: AtomicU32::new(0),
-        depth: AtomicU32::new(0),
-    }))
-}
+use super::lock_table::{state_not_last, LockState, GENERATION};
+use super::thread;
 
 /// The state of the lock at `lock`; locks never seen before (initialised outside the
 /// wrappers) are registered now.
 #[inline(always)]
 fn state(lock: usize) -> &'static LockState {
     let generation = GENERATION.load(Ordering::Acquire);
-    super::thread::state().with_lock_cache(|cache| match cache[0] {
+    thread::state().with_lock_cache(|cache| match cache[0] {
         // The lock this thread used last (a loop on one lock, an unset after its set).
         (addr, gen, Some(state)) if addr == lock && gen == generation => state,
         _ => state_not_last(cache, lock, generation),
     })
-}
-
-/// `state` for a lock other than the one in the first slot of the cache.
-#[inline(never)]
-fn state_not_last(cache: &mut LockCache, lock: usize, generation: u64) -> &'static LockState {
-    let cached = cache
-        .iter()
-        .find(|(addr, gen, _)| *addr == lock && *gen == generation)
-        .and_then(|e| e.2);
-    if let Some(state) = cached {
-        return state;
-    }
-    let state = *LOCKS.lock().entry(lock).or_insert_with(new_state);
-    cache.rotate_right(1);
-    cache[0] = (lock, generation, Some(state));
-    state
-}
-
-/// A lock was initialised: it gets a new id (also when the address held a destroyed lock).
-pub fn register(lock: usize) {
-    LOCKS.lock().insert(lock, new_state());
-    GENERATION.fetch_add(1, Ordering::AcqRel);
-}
-
-pub fn unregister(lock: usize) {
-    LOCKS.lock().remove(&lock);
-    GENERATION.fetch_add(1, Ordering::AcqRel);
-}
-
-/// fork() support (see `process::register_fork_handler`): the lock table is held across the
-/// fork, so the child never finds it locked by a thread it does not have.
-pub(super) fn hold_for_fork() {
-    std::mem::forget(LOCKS.lock());
-}
-
-/// # Safety
-/// In the parent, on the thread that ran `hold_for_fork`.
-pub(super) unsafe fn release_after_fork() {
-    // SAFETY: `hold_for_fork` locked the table on this thread and forgot the guard.
-    unsafe { LOCKS.force_unlock() };
-}
-
-/// # Safety
-/// In the child, on the thread that ran `hold_for_fork` (its only thread).
-pub(super) unsafe fn reset_after_fork_in_child() {
-    // SAFETY: as the caller guarantees.
-    unsafe { super::process::reset_unlocked(&LOCKS) };
 }
 
 /// The lock was just obtained: returns (id, acquisition order). A nest lock counts a new
@@ -137,6 +59,7 @@ pub fn releasing(lock: usize, nest: bool) -> (u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::lock_table::{register, unregister};
 
     #[test]
     fn plain_locks_count_every_acquisition() {

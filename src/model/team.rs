@@ -17,97 +17,16 @@
 //! copies into every implicit task of the team; each member reads it first thing in the region
 //! and puts the original value back. Shared tables are only touched when a position is new.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
-use parking_lot::Mutex;
-
-use super::location::{Location, LocationCell};
-use super::thread::{CachedPosition, Saved, ThreadState, CACHED_LEVELS};
+use crate::model::thread::ThreadState;
+use crate::model::tree::{
+    CachedPosition, Factory, Node, Saved, Team, CACHED_LEVELS, NODES, SEVERAL_ROOTS,
+};
 use crate::openmp;
+use crate::record::location::Location;
 use otf2::UNDEFINED_U32;
 
-/// One thread team (one Comm in the trace).
-pub struct Team {
-    pub comm: u32,
-    pub size: u32,
-    /// Comm of the team the forking thread was in (UNDEFINED for the initial team).
-    pub parent_comm: u32,
-    /// Location number of each member, by OpenMP thread number (u32::MAX: not seen).
-    members: Box<[AtomicU32]>,
-}
-
-impl Team {
-    pub fn members(&self) -> Vec<u32> {
-        self.members
-            .iter()
-            .map(|m| m.load(Ordering::Relaxed))
-            .collect()
-    }
-    #[inline(always)]
-    pub fn set_member(&self, thread: u32, location: u32) {
-        if let Some(slot) = self.members.get(thread as usize) {
-            if slot.load(Ordering::Relaxed) != location {
-                self.new_member(slot, thread, location);
-            }
-        }
-    }
-
-    /// A position of this team taken by another location than before (or the first time).
-    #[cold]
-    #[inline(never)]
-    fn new_member(&self, slot: &AtomicU32, thread: u32, location: u32) {
-        slot.store(location, Ordering::Relaxed);
-        super::journal::record(&super::definitions::Fact::Member {
-            comm: self.comm,
-            thread,
-            location,
-        });
-    }
-}
-
-/// A position in the thread tree.
-pub struct Node {
-    pub location: &'static LocationCell,
-    /// Index in the table of all nodes (what the fork channel carries).
-    index: u32,
-    /// Name stem for the locations of this node's children.
-    label: String,
-    is_root: bool,
-    children: Mutex<Vec<Option<&'static Node>>>,
-    teams: Mutex<Vec<&'static Team>>,
-    /// Set by this node's thread before it forks, read by the new team's members.
-    fork: ForkInfo,
-}
-
-/// What a forking node tells its new team (see the module documentation).
-struct ForkInfo {
-    /// Comm of the team the forking thread is in (UNDEFINED at level 0).
-    parent_comm: AtomicU32,
-    /// The team the forking thread is in.
-    team: AtomicPtr<Team>,
-    /// The default-device value the members put back.
-    saved_device: AtomicI32,
-}
-
-/// Creates locations and Comm ids (implemented by the measurement, which owns files and ids).
-pub trait Factory {
-    fn new_location(&self, name: String) -> &'static LocationCell;
-    fn new_team(&self, size: u32, parent_comm: u32) -> &'static Team;
-}
-
-pub fn new_team(comm: u32, size: u32, parent_comm: u32) -> Team {
-    Team {
-        comm,
-        size,
-        parent_comm,
-        members: (0..size).map(|_| AtomicU32::new(u32::MAX)).collect(),
-    }
-}
-
-/// Every node, by index; append-only.
-static NODES: Mutex<Vec<&'static Node>> = Mutex::new(Vec::new());
-/// Whether more than one root exists (then forks hand their node to the team).
-static SEVERAL_ROOTS: AtomicBool = AtomicBool::new(false);
 /// Top-level team sizes, as workers learn them without asking the runtime (single root only).
 /// The runtime's answer lives in its team structure, which the master has just written: asking
 /// costs a worker a cross-core miss, and the master another when it writes that line again,
@@ -131,82 +50,6 @@ static TOP_PREDICTION_OFF: AtomicBool = AtomicBool::new(false);
 /// Default-device values that carry a node index: far above any real device number.
 const CHANNEL_BASE: i32 = 0x5000_0000;
 const CHANNEL_END: i32 = 0x6000_0000;
-
-impl Node {
-    fn new(location: &'static LocationCell, label: String, is_root: bool) -> &'static Node {
-        let mut nodes = NODES.lock();
-        let node: &'static Node = Box::leak(Box::new(Node {
-            location,
-            index: nodes.len() as u32,
-            label,
-            is_root,
-            children: Mutex::new(Vec::new()),
-            teams: Mutex::new(Vec::new()),
-            fork: ForkInfo {
-                parent_comm: AtomicU32::new(UNDEFINED_U32),
-                team: AtomicPtr::new(std::ptr::null_mut()),
-                saved_device: AtomicI32::new(0),
-            },
-        }));
-        nodes.push(node);
-        node
-    }
-
-    /// A root: the initial thread (`prefix` empty) or another thread of control (`prefix`
-    /// names it, e.g. `Pthread 1 `, and its teams' locations are `Pthread 1 OMP thread 1` ...).
-    pub fn root(location: &'static LocationCell, prefix: String) -> &'static Node {
-        let first = NODES.lock().iter().all(|n| !n.is_root);
-        if !first {
-            SEVERAL_ROOTS.store(true, Ordering::Release);
-        }
-        Node::new(location, prefix, true)
-    }
-
-    fn child(&'static self, k: u32, factory: &dyn Factory) -> &'static Node {
-        let mut children = self.children.lock();
-        if children.len() <= k as usize {
-            children.resize(k as usize + 1, None);
-        }
-        if let Some(node) = children[k as usize] {
-            return node;
-        }
-        let label = if self.is_root {
-            format!("{}OMP thread {k}", self.label)
-        } else {
-            format!("{}:{k}", self.label)
-        };
-        let location = if k == 0 {
-            self.location
-        } else {
-            factory.new_location(label.clone())
-        };
-        let node = Node::new(location, label, false);
-        children[k as usize] = Some(node);
-        node
-    }
-
-    /// The team of `size` threads forked from this node while it was in the team with Comm
-    /// `parent_comm` (created on first use, together with its children in thread-number order,
-    /// so location numbers follow thread numbers). The same size under another enclosing team
-    /// is another team: a top-level team and one nested in a one-thread team differ.
-    fn team(&'static self, size: u32, parent_comm: u32, factory: &dyn Factory) -> &'static Team {
-        let mut teams = self.teams.lock();
-        if let Some(team) = teams
-            .iter()
-            .find(|t| t.size == size && t.parent_comm == parent_comm)
-        {
-            return team;
-        }
-        if size > 1 {
-            for k in 0..size {
-                self.child(k, factory);
-            }
-        }
-        let team = factory.new_team(size, parent_comm);
-        teams.push(team);
-        team
-    }
-}
 
 /// Makes the calling thread act as `node` (a root, at its first call).
 pub fn adopt(thread: &ThreadState, node: &'static Node) {
@@ -287,7 +130,7 @@ fn publish_changed_top_team_size(published: u32, size: u32) {
     // team. (A one-thread team has no workers, and none took a published 1.)
     let mistaken = published > 1 && size > 1;
     if mistaken && !TOP_PREDICTION_OFF.swap(true, Ordering::Relaxed) {
-        super::warn(&format!(
+        crate::base::diagnostics::warn(&format!(
             "a top-level team got {size} threads where the same request (if clause, \
              num_threads) had got {published}: its workers may be recorded in a team of \
              {published}; from now on every worker asks the OpenMP runtime"

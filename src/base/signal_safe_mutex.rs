@@ -15,7 +15,7 @@ use parking_lot::{Mutex, MutexGuard};
 
 /// Signals sent by somebody else, which can wait until a critical section is over. Faults
 /// (SIGSEGV, ...) are raised by the faulting instruction and cannot be put off.
-pub(super) const ASYNC_FATAL_SIGNALS: [libc::c_int; 4] =
+pub(crate) const ASYNC_FATAL_SIGNALS: [libc::c_int; 4] =
     [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
 pub struct SignalSafeMutex<T>(Mutex<T>);
@@ -52,22 +52,22 @@ impl<T> SignalSafeMutex<T> {
 
     /// fork() support (see `process::register_fork_handler`), without touching the signal
     /// mask: locks the mutex and keeps it locked through the fork.
-    pub(super) fn hold_across_fork(&self) {
+    pub(crate) fn hold_across_fork(&self) {
         std::mem::forget(self.0.lock());
     }
 
     /// # Safety
     /// In the parent after fork(), on the thread that ran `hold_across_fork`.
-    pub(super) unsafe fn release_in_parent(&self) {
+    pub(crate) unsafe fn release_in_parent(&self) {
         // SAFETY: `hold_across_fork` locked it on this thread and forgot the guard.
         unsafe { self.0.force_unlock() }
     }
 
     /// # Safety
     /// In the child after fork() (its only thread, which ran `hold_across_fork`).
-    pub(super) unsafe fn reset_in_child(&self) {
+    pub(crate) unsafe fn reset_in_child(&self) {
         // SAFETY: as the caller guarantees.
-        unsafe { super::process::reset_unlocked(&self.0) }
+        unsafe { reset_unlocked(&self.0) }
     }
 }
 
@@ -128,6 +128,41 @@ impl Drop for AsyncSignalsBlocked {
             // SAFETY: restores the mask saved by `new` on this thread.
             unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
         }
+    }
+}
+
+/// Marks `mutex`, locked by this thread before a fork(), unlocked in the child. Not
+/// `force_unlock`: when other parent threads were parked on the lock, that wakes them through
+/// parking_lot's global table, whose locks a parent thread may have held at the fork.
+///
+/// # Safety
+/// Only in a forked child (the only thread), on a mutex locked by the forking thread.
+pub(crate) unsafe fn reset_unlocked<T>(mutex: &parking_lot::Mutex<T>) {
+    use parking_lot::lock_api::RawMutex as _;
+    use std::sync::atomic::{AtomicU8, Ordering};
+    // parking_lot's raw mutex is one atomic state byte (checked here at compile time).
+    const _: () = assert!(std::mem::size_of::<parking_lot::RawMutex>() == 1);
+    // SAFETY: same size (checked above); INIT is the unlocked state.
+    const UNLOCKED: u8 = unsafe { std::mem::transmute(parking_lot::RawMutex::INIT) };
+    // SAFETY: the raw mutex is that byte, held in an atomic; the caller guarantees that no
+    // other thread exists to see the store.
+    let state = unsafe { &*(mutex.raw() as *const parking_lot::RawMutex as *const AtomicU8) };
+    state.store(UNLOCKED, Ordering::Release);
+}
+
+/// Runs `f` (which creates a thread) with every signal blocked on the calling thread, so the
+/// new thread starts with them blocked: a process-directed signal then never lands on a
+/// pomptrace thread, whose work the signal handler waits for.
+pub(crate) fn with_signals_blocked<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: the sets are valid sigset_t values filled by sigfillset / pthread_sigmask.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
+        let result = f();
+        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+        result
     }
 }
 

@@ -13,8 +13,11 @@ use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::time::Duration;
 
-use super::signal_safe_mutex::ASYNC_FATAL_SIGNALS;
-use super::{finalize_with_status, warn, DISABLED, STATE};
+use crate::base::diagnostics::warn;
+use crate::base::signal_safe_mutex::{with_signals_blocked, ASYNC_FATAL_SIGNALS};
+use crate::lifecycle::finish::finalize_with_status;
+use crate::lifecycle::state::DISABLED;
+use crate::lifecycle::state::STATE;
 
 extern "C" {
     /// glibc's exit handler registration that passes the exit status (not in the libc crate).
@@ -24,7 +27,7 @@ extern "C" {
     ) -> libc::c_int;
 }
 
-pub(super) fn register_exit_handler() {
+pub(crate) fn register_exit_handler() {
     extern "C" fn at_exit(status: libc::c_int, _: *mut libc::c_void) {
         // Never unwind into the C runtime.
         let _ = std::panic::catch_unwind(|| finalize_with_status(status as i64));
@@ -42,8 +45,11 @@ pub(super) fn register_exit_handler() {
 /// the fork (in `prepare`'s order, the order in which any thread may take them): no other
 /// thread of the parent can be half-way through changing what they guard, and the child finds
 /// them unlocked.
-pub(super) fn register_fork_handler() {
-    use super::{locks, thread::STATES, REGISTRY, WARNED};
+pub(crate) fn register_fork_handler() {
+    use crate::base::diagnostics::WARNED;
+    use crate::model::lock_table as locks;
+    use crate::model::thread::STATES;
+    use crate::output::registry::REGISTRY;
     extern "C" fn prepare() {
         WARNED.hold_across_fork();
         locks::hold_for_fork();
@@ -62,7 +68,7 @@ pub(super) fn register_fork_handler() {
     extern "C" fn in_child() {
         // Only atomic stores: async-signal-safe, as a child of a threaded process requires.
         STATE.store(DISABLED, Ordering::Release);
-        super::HOT.store(super::HOT_ENDED, Ordering::Release);
+        crate::lifecycle::state::HOT.store(crate::lifecycle::state::HOT_ENDED, Ordering::Release);
         SIGNAL_WRITER_READY.store(false, Ordering::Release);
         // SAFETY: `prepare` locked these on the thread that is now the child's only one.
         unsafe {
@@ -76,25 +82,6 @@ pub(super) fn register_fork_handler() {
     if unsafe { libc::pthread_atfork(Some(prepare), Some(in_parent), Some(in_child)) } != 0 {
         warn("cannot register the fork handler; forked children must not call exit()");
     }
-}
-
-/// Marks `mutex`, locked by this thread before a fork(), unlocked in the child. Not
-/// `force_unlock`: when other parent threads were parked on the lock, that wakes them through
-/// parking_lot's global table, whose locks a parent thread may have held at the fork.
-///
-/// # Safety
-/// Only in a forked child (the only thread), on a mutex locked by the forking thread.
-pub(super) unsafe fn reset_unlocked<T>(mutex: &parking_lot::Mutex<T>) {
-    use parking_lot::lock_api::RawMutex as _;
-    use std::sync::atomic::AtomicU8;
-    // parking_lot's raw mutex is one atomic state byte (checked here at compile time).
-    const _: () = assert!(std::mem::size_of::<parking_lot::RawMutex>() == 1);
-    // SAFETY: same size (checked above); INIT is the unlocked state.
-    const UNLOCKED: u8 = unsafe { std::mem::transmute(parking_lot::RawMutex::INIT) };
-    // SAFETY: the raw mutex is that byte, held in an atomic; the caller guarantees that no
-    // other thread exists to see the store.
-    let state = unsafe { &*(mutex.raw() as *const parking_lot::RawMutex as *const AtomicU8) };
-    state.store(UNLOCKED, Ordering::Release);
 }
 
 /// Signals that end the process by default. When one arrives the trace is written first, so a
@@ -141,22 +128,6 @@ static WAKE_SIGNAL_WRITER: Semaphore = Semaphore(UnsafeCell::new(unsafe { std::m
 fn gettid() -> libc::c_int {
     // SAFETY: gettid has no arguments and cannot fail; a raw syscall is async-signal-safe.
     unsafe { libc::syscall(libc::SYS_gettid) as libc::c_int }
-}
-
-/// Runs `f` (which creates a thread) with every signal blocked on the calling thread, so the
-/// new thread starts with them blocked: a process-directed signal then never lands on a
-/// pomptrace thread, whose work the signal handler waits for.
-pub(super) fn with_signals_blocked<R>(f: impl FnOnce() -> R) -> R {
-    // SAFETY: the sets are valid sigset_t values filled by sigfillset / pthread_sigmask.
-    unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut old);
-        let result = f();
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        result
-    }
 }
 
 fn set_mask(how: libc::c_int, signals: impl IntoIterator<Item = libc::c_int>) {
@@ -247,7 +218,7 @@ extern "C" fn on_fatal_signal(signal: libc::c_int) {
 
 /// Starts the signal writer, then installs the handler for each fatal signal whose action is
 /// still the default (signals the program handles or ignores are left alone).
-pub(super) fn register_signal_handlers() {
+pub(crate) fn register_signal_handlers() {
     if let Err(e) = start_signal_writer() {
         warn(&format!(
             "cannot start the thread that writes the trace on a fatal signal ({e}); a fatal \

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::config::ClockChoice;
+use crate::base::config::ClockChoice;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClockKind {

@@ -4,7 +4,7 @@
 //! starting at 1; the implicit task of a location is `(location number << 32) | 0`. A task id
 //! splits into the `creatingThread` and `generationNumber` fields of the OTF2 task records.
 
-use super::thread;
+use crate::model::thread;
 
 /// The calling thread's current task.
 #[inline(always)]

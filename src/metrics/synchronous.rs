@@ -6,20 +6,17 @@
 //! ([`rusage`]). What the machine or the kernel refuses is reported once, by name and reason,
 //! and left out; the run is traced without it.
 
-pub mod perf;
-pub mod rusage;
-
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use once_cell::sync::OnceCell;
 
+use super::perf::{PerfEvent, ThreadPerf, TYPE_HARDWARE, TYPE_SOFTWARE};
+use super::rusage::{self, RusageField};
 use otf2::{
     Base, ChunkSink, EventWriter, GlobalDef, GlobalDefWriter, MetricMode, MetricOccurrence,
     MetricType, RecorderKind, Type, TypedValue,
 };
-use perf::{PerfEvent, ThreadPerf, TYPE_HARDWARE, TYPE_SOFTWARE};
-use rusage::RusageField;
 
 /// Where a metric's value comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -275,7 +272,7 @@ pub fn select(
 /// Opens the metric's counter once on the calling thread.
 pub fn probe_on_this_thread(metric: &Metric) -> Result<(), String> {
     match metric.source {
-        Source::Perf(event) => perf::probe(event).map_err(|e| perf::explain(&e)),
+        Source::Perf(event) => super::perf::probe(event).map_err(|e| super::perf::explain(&e)),
         Source::Rusage(_) => rusage::thread_usage()
             .map(|_| ())
             .ok_or_else(|| "getrusage(RUSAGE_THREAD) failed".to_string()),
@@ -333,10 +330,10 @@ impl ThreadCounters {
             match ThreadPerf::open(&perf_events) {
                 Ok(p) => Some(p),
                 Err(e) => {
-                    super::warn_once("metrics-thread", || {
+                    crate::base::diagnostics::warn_once("metrics-thread", || {
                         format!(
                             "cannot open the perf counters of a thread ({}); its perf metrics read 0",
-                            perf::explain(&e)
+                            super::perf::explain(&e)
                         )
                     });
                     None

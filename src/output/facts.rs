@@ -5,9 +5,23 @@
 
 use std::collections::HashMap;
 
-use super::clock::{ClockKind, Sample};
-use super::regions::RegionDef;
+use crate::base::clock::{ClockKind, Sample};
 use otf2::*;
+
+/// The one attribute definition of a trace: the OS thread id behind a location at ProgramBegin
+/// and at every ThreadTeamBegin (UINT64, defined at the end of the measurement).
+pub const THREAD_ID_ATTRIBUTE: u32 = 0;
+
+/// An OTF2 region definition (strings by id).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct RegionDef {
+    pub name: u32,
+    pub file: u32,
+    pub begin_line: u32,
+    pub end_line: u32,
+    pub role: RegionRole,
+    pub paradigm: Paradigm,
+}
 
 /// What is fixed when the measurement starts.
 #[derive(Clone, Debug, PartialEq)]
@@ -173,7 +187,7 @@ impl Definitions {
         let s_machine_name = self.string("Linux");
         let s_node = self.string("node");
         let s_host = self.string(&start.hostname);
-        let s_process = self.string(&super::job::location_group_name(start.rank));
+        let s_process = self.string(&crate::output::job::location_group_name(start.rank));
         let s_thread_id = self.string("ThreadId");
         let s_thread_id_description = self.string("Thread identifier");
         extra.strings(&mut |text| self.string(text));
@@ -201,7 +215,7 @@ impl Definitions {
             value: TypedValue::reference(Type::STRING, s_template as u64),
         });
         defs.write(&GlobalDef::Attribute {
-            id: super::location::THREAD_ID_ATTRIBUTE,
+            id: THREAD_ID_ATTRIBUTE,
             name: s_thread_id,
             description: s_thread_id_description,
             attribute_type: Type::UINT64,
@@ -229,7 +243,8 @@ impl Definitions {
             system_tree_parent: 1,
             creating_location_group: UNDEFINED_U32,
         });
-        let location_id = |number: usize| super::job::location_id(start.rank, number as u32);
+        let location_id =
+            |number: usize| crate::output::job::location_id(start.rank, number as u32);
         for (number, &name) in self.locations.iter().enumerate() {
             defs.write(&GlobalDef::Location {
                 id: location_id(number),
