@@ -1,8 +1,8 @@
 //! Writes a small OpenMP-shaped OTF2 trace with pomptrace's own writer: one process, four
 //! threads, a parallel region with a work-shared loop and its implicit barrier, repeated a few
-//! times. `scripts/demo.sh` runs it and shows the result with the reference `otf2-print`.
+//! times, then reads it back with the crate's reader; `otf2-print OUT_DIR/traces.otf2` shows it too.
 //!
-//! Usage: `cargo run --release --example otf2_demo -- OUT_DIR`
+//! Usage: `cargo run -p pomptrace-otf2 --example otf2_demo -- OUT_DIR`
 
 use otf2::*;
 
@@ -221,5 +221,17 @@ fn main() -> std::io::Result<()> {
         events.iter().sum::<u64>(),
         anchor.number_of_global_defs
     );
+
+    // Read it back: every location's events, as a reader of the archive sees them.
+    let reader = ArchiveReader::open(format!("{out}/traces.otf2")).map_err(std::io::Error::other)?;
+    let mut read = 0u64;
+    for location in reader.locations().map_err(std::io::Error::other)? {
+        for record in reader.events(location).map_err(std::io::Error::other)? {
+            record.map_err(std::io::Error::other)?;
+            read += 1;
+        }
+    }
+    assert_eq!(read, events.iter().sum::<u64>(), "read back another number of events");
+    println!("read back {read} events");
     Ok(())
 }
