@@ -1,7 +1,7 @@
 //! Compiles the small C shim through which the library reaches the OpenMP runtime and the
 //! init-file functions with weak references (Rust cannot declare weak symbols on stable), and
 //! exports the shim's thread-local `pomp_tpd` variables from the shared library (rustc's own
-//! export list only names Rust items).
+//! export list only names Rust items); marks the shared library never to be unloaded.
 use std::path::PathBuf;
 
 fn main() {
@@ -19,4 +19,7 @@ fn main() {
         "cargo:rustc-cdylib-link-arg=-Wl,--version-script={}",
         map.display()
     );
+    // Never unloaded: the exit, fork and signal handlers and any helper thread point into the
+    // library, so a dlclose of the last instrumented library that needed it must leave it mapped.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
 }

@@ -119,16 +119,17 @@ pub mod locks {
         };
     }
 
-    /// A test: what the runtime returned (non-zero: obtained; 0 also where it lacks the
-    /// function).
+    /// A test: what the runtime returned (non-zero: obtained); None where it lacks the
+    /// function.
     macro_rules! lock_test {
         ($name:ident, $shim:ident) => {
             /// # Safety
             /// `lock` must point to an initialised lock variable of the kind the OpenMP
             /// function expects.
-            pub unsafe fn $name(lock: *mut c_void) -> i32 {
+            pub unsafe fn $name(lock: *mut c_void) -> Option<i32> {
                 // SAFETY: forwarded to the caller's contract.
-                unsafe { $shim(lock) }
+                let result = unsafe { $shim(lock) };
+                (result >= 0).then_some(result)
             }
         };
     }

@@ -17,11 +17,16 @@
  * have another layout and belong to threads, not tasks, unlike the OMP_3.0 ones the program uses.
  * `lookup()` returns the function (cached in `slot`) or NULL when the process has none.
  */
-static void* lookup(void** slot, const char* name)
+static void* lookup(void** slot, const char* name, void* linked)
 {
     void* f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
     if (f == NULL) {
         f = dlsym(RTLD_DEFAULT, name);
+        /* A static executable has no dynamic symbol table to search: there, the function linked
+         * into the program (through the weak reference `linked`) is the one. `pomptrace config
+         * --libs --static` makes the linker pull the lock functions out of the OpenMP runtime's
+         * archive, which the instrumented program no longer references itself. */
+        if (f == NULL) f = linked;
         __atomic_store_n(slot, f, __ATOMIC_RELEASE);
     }
     return f;
@@ -66,24 +71,35 @@ int pomptrace_omp_get_team_size(int level)
  * variable is not a C lock object: libgomp's Fortran nest lock is an 8-byte variable holding a
  * pointer to a separately allocated 16-byte C lock, so the Fortran wrappers call the Fortran
  * entries with the address of the Fortran variable, never the C functions.
- * Operations return 0 when the runtime lacks the function (the caller then reports it once) and
- * 1 otherwise; tests return the runtime's result, 0 when it lacks the function.
+ * Operations return 0 when the runtime lacks the function and 1 otherwise; tests return the
+ * runtime's result (never negative), -1 when it lacks the function. The caller refuses to go on
+ * without the function: the program would run unlocked.
  */
-static int call_operation(void** slot, const char* name, void* lock)
+static int call_operation(void** slot, const char* name, void* linked, void* lock)
 {
-    void (*f)(void*) = (void (*)(void*))lookup(slot, name);
+    void (*f)(void*) = (void (*)(void*))lookup(slot, name, linked);
     if (!f) return 0;
     f(lock);
     return 1;
 }
-static int call_test(void** slot, const char* name, void* lock)
+static int call_test(void** slot, const char* name, void* linked, void* lock)
 {
-    int (*f)(void*) = (int (*)(void*))lookup(slot, name);
-    return f ? f(lock) : 0;
+    int (*f)(void*) = (int (*)(void*))lookup(slot, name, linked);
+    return f ? f(lock) : -1;
 }
 #define LOCK_ENTRIES(call, name)                                                                   \
-    int pomptrace_omp_##name(void* l) { static void* slot; return call(&slot, "omp_" #name, l); }  \
-    int pomptrace_omp_f_##name(void* l) { static void* slot; return call(&slot, "omp_" #name "_", l); }
+    extern void omp_##name(void) __attribute__((weak));                                            \
+    extern void omp_##name##_(void) __attribute__((weak));                                         \
+    int pomptrace_omp_##name(void* l)                                                              \
+    {                                                                                              \
+        static void* slot;                                                                         \
+        return call(&slot, "omp_" #name, (void*)omp_##name, l);                                    \
+    }                                                                                              \
+    int pomptrace_omp_f_##name(void* l)                                                            \
+    {                                                                                              \
+        static void* slot;                                                                         \
+        return call(&slot, "omp_" #name "_", (void*)omp_##name##_, l);                             \
+    }
 LOCK_ENTRIES(call_operation, init_lock)
 LOCK_ENTRIES(call_operation, destroy_lock)
 LOCK_ENTRIES(call_operation, set_lock)

@@ -165,7 +165,8 @@ macro_rules! fortran {
         fortran!(@entry $(#[$attr])* $name, $upper, (lock: *mut c_void) {
             lock_call(LockCall::$call, lock as usize, || {
                 // SAFETY: the module's contract.
-                real(unsafe { omp::$name(lock) }, concat!("omp_", stringify!($name), "_"))
+                real(unsafe { omp::$name(lock) }, concat!("omp_", stringify!($name), "_"));
+                0
             });
         });
         fortran!($($rest)*);
@@ -173,7 +174,9 @@ macro_rules! fortran {
     ($(#[$attr:meta])* $name:ident, $upper:literal: test_lock $call:ident; $($rest:tt)*) => {
         fortran!(@entry $(#[$attr])* $name, $upper, (lock: *mut c_void) -> c_int {
             // SAFETY: the module's contract.
-            lock_call(LockCall::$call, lock as usize, || unsafe { omp::$name(lock) })
+            lock_call(LockCall::$call, lock as usize, || {
+                real(unsafe { omp::$name(lock) }, concat!("omp_", stringify!($name), "_"))
+            })
         });
         fortran!($($rest)*);
     };

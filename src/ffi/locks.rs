@@ -14,34 +14,46 @@ use super::types::{omp_lock_t, omp_nest_lock_t};
 use crate::openmp::locks as omp;
 use crate::ops::constructs::{lock_call, LockCall};
 
-/// The real operation, reporting once if the process has no OpenMP runtime providing it.
-pub(crate) fn real(done: Option<()>, name: &str) -> c_int {
-    if done.is_none() {
-        crate::base::diagnostics::warn_once(name, || {
-            format!("{name} is not available in this process (no OpenMP runtime?)")
-        });
+/// The real operation's outcome. Without the OpenMP runtime's function the program would run
+/// unlocked (a static executable linked without it), so the measurement refuses to go on: one
+/// line, then abort, which the fatal-signal handling turns into a written trace.
+pub(crate) fn real<T>(outcome: Option<T>, name: &str) -> T {
+    match outcome {
+        Some(value) => value,
+        None => refuse_to_run_unlocked(name),
     }
-    0
+}
+
+#[cold]
+fn refuse_to_run_unlocked(name: &str) -> ! {
+    crate::base::diagnostics::warn(&format!(
+        "{name} is not in this process, so the program's locks would not lock (a static \
+         executable must be linked with `pomptrace config --libs --static`); stopping it"
+    ));
+    std::process::abort()
 }
 
 /// The body of a lock wrapper: the real operation `$op` on the lock, recorded as `$call`.
-/// With a name, `$op` returns nothing (it reports a missing runtime under that name); without,
-/// it returns the OpenMP result, which the wrapper returns.
+/// With a name, `$op` returns nothing; without, it returns the OpenMP result, which the wrapper
+/// returns. A missing runtime function stops the program (`real`).
 macro_rules! wrap_lock {
     ($name:literal, $lock:expr, $call:ident => $op:path, $omp_name:literal) => {
         ffi_boundary!($name, {
             let l = $lock as *mut c_void;
             lock_call(LockCall::$call, l as usize, || {
                 // SAFETY: the module's contract.
-                real(unsafe { $op(l) }, $omp_name)
+                real(unsafe { $op(l) }, $omp_name);
+                0
             });
         })
     };
-    ($name:literal, $lock:expr, $call:ident => $op:path) => {
+    ($name:literal, $lock:expr, $call:ident => $op:path, $omp_name:literal, returned) => {
         ffi_boundary!($name, {
             let l = $lock as *mut c_void;
             // SAFETY: the module's contract.
-            lock_call(LockCall::$call, l as usize, || unsafe { $op(l) })
+            lock_call(LockCall::$call, l as usize, || {
+                real(unsafe { $op(l) }, $omp_name)
+            })
         })
     };
 }
@@ -69,7 +81,7 @@ pub unsafe extern "C" fn POMP2_Unset_lock(lock: *mut omp_lock_t) {
 /// Returns what `omp_test_lock` returned: non-zero if the lock was obtained.
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Test_lock(lock: *mut omp_lock_t) -> c_int {
-    wrap_lock!("POMP2_Test_lock", lock, Test => omp::test_lock)
+    wrap_lock!("POMP2_Test_lock", lock, Test => omp::test_lock, "omp_test_lock", returned)
 }
 
 #[no_mangle]
@@ -95,7 +107,7 @@ pub unsafe extern "C" fn POMP2_Unset_nest_lock(lock: *mut omp_nest_lock_t) {
 /// Returns what `omp_test_nest_lock` returned: the new nesting count, 0 on failure.
 #[no_mangle]
 pub unsafe extern "C" fn POMP2_Test_nest_lock(lock: *mut omp_nest_lock_t) -> c_int {
-    wrap_lock!("POMP2_Test_nest_lock", lock, TestNest => omp::test_nest_lock)
+    wrap_lock!("POMP2_Test_nest_lock", lock, TestNest => omp::test_nest_lock, "omp_test_nest_lock", returned)
 }
 
 /// `omp_get_max_threads()`, for Fortran code.

@@ -563,11 +563,7 @@ impl Wrapper<'_> {
         self.status_of(command)?;
         // A fully static program cannot use the shared library.
         let static_lib = self.options.static_lib || self.line.static_program;
-        let mut libs = config::link_args(self.layout()?, static_lib);
-        if self.line.static_program {
-            // No libgcc_s.a: the compiler driver links the static unwinder (libgcc_eh) itself.
-            libs.retain(|l| l != "-lgcc_s");
-        }
+        let libs = config::link_args(self.layout()?, static_lib);
         let mut command = self.compiler_command(&args);
         command.arg(&init_object).args(libs);
         self.status_of(command)

@@ -210,8 +210,36 @@ fn flags(args: &ConfigArgs, matches: &clap::ArgMatches) -> Result<(), Failure> {
 pub const INTERFACE_VERSION: &str = "3:0:0";
 
 /// System libraries the static archive needs (`cargo rustc --crate-type staticlib -- --print
-/// native-static-libs`); the OpenMP runtime comes from the compiler's `-fopenmp`.
-pub const STATIC_SYSTEM_LIBS: &str = "-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc";
+/// native-static-libs`, less `-lgcc_s`, which the compiler driver adds itself where it exists:
+/// a `-static` executable has none); the OpenMP runtime comes from the compiler's `-fopenmp`.
+pub const STATIC_SYSTEM_LIBS: &str = "-lutil -lrt -lpthread -lm -ldl -lc";
+
+/// The OpenMP lock functions libpomptrace calls for the program (OPARI2 replaced the program's
+/// own calls with POMP2 ones). In a `-static` executable nothing else pulls them out of the
+/// runtime's archive, and there is no dynamic symbol table to find them in.
+const LOCK_FUNCTIONS: [&str; 10] = [
+    "init_lock",
+    "destroy_lock",
+    "set_lock",
+    "unset_lock",
+    "test_lock",
+    "init_nest_lock",
+    "destroy_nest_lock",
+    "set_nest_lock",
+    "unset_nest_lock",
+    "test_nest_lock",
+];
+
+/// `-Wl,--undefined=` for every C and Fortran lock entry of the OpenMP runtime: links them into
+/// a static executable (a name the runtime lacks stays undefined, which is no error).
+fn lock_function_links() -> impl Iterator<Item = String> {
+    LOCK_FUNCTIONS.iter().flat_map(|name| {
+        [
+            format!("-Wl,--undefined=omp_{name}"),
+            format!("-Wl,--undefined=omp_{name}_"),
+        ]
+    })
+}
 
 /// Where the headers and libraries are.
 #[derive(Debug)]
@@ -305,6 +333,7 @@ pub fn link_args(layout: &Layout, static_lib: bool) -> Vec<String> {
     let dir = layout.lib_dir.display();
     if static_lib {
         std::iter::once(format!("{dir}/libpomptrace.a"))
+            .chain(lock_function_links())
             .chain(STATIC_SYSTEM_LIBS.split_whitespace().map(String::from))
             .collect()
     } else {

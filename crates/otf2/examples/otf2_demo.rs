@@ -223,7 +223,8 @@ fn main() -> std::io::Result<()> {
     );
 
     // Read it back: every location's events, as a reader of the archive sees them.
-    let reader = ArchiveReader::open(format!("{out}/traces.otf2")).map_err(std::io::Error::other)?;
+    let reader =
+        ArchiveReader::open(format!("{out}/traces.otf2")).map_err(std::io::Error::other)?;
     let mut read = 0u64;
     for location in reader.locations().map_err(std::io::Error::other)? {
         for record in reader.events(location).map_err(std::io::Error::other)? {
@@ -231,7 +232,11 @@ fn main() -> std::io::Result<()> {
             read += 1;
         }
     }
-    assert_eq!(read, events.iter().sum::<u64>(), "read back another number of events");
+    assert_eq!(
+        read,
+        events.iter().sum::<u64>(),
+        "read back another number of events"
+    );
     println!("read back {read} events");
     Ok(())
 }
