@@ -383,7 +383,9 @@ fn main() {
     println!(
         "traces go to {} ({})",
         scratch.traces.display(),
-        if otf2::ChunkFile::directory_takes_direct_writes(&scratch.traces) {
+        if otf2::Directory::open(&scratch.traces)
+            .is_ok_and(|d| otf2::ChunkFile::directory_takes_direct_writes(&d))
+        {
             "written directly: chunks stream out as they fill and their buffers are filled again"
         } else {
             "past the memory kept, chunks are copied into the page cache"

@@ -595,7 +595,8 @@ fn main() {
              not the TSC (--floor-clock counter)"
         );
     }
-    let direct = ChunkFile::directory_takes_direct_writes(&scratch.traces);
+    let direct = otf2::Directory::open(&scratch.traces)
+        .is_ok_and(|d| ChunkFile::directory_takes_direct_writes(&d));
     println!(
         "syncbench: traces go to {} ({})",
         scratch.traces.display(),

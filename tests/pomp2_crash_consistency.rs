@@ -143,7 +143,7 @@ impl Tmpfs {
     fn mount(dir: &Path) -> Self {
         std::fs::create_dir_all(dir).unwrap();
         run(Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=2m", "tmpfs"])
+            .args(["-t", "tmpfs", "-o", "size=2m,mode=0755", "tmpfs"])
             .arg(dir));
         Tmpfs(dir.to_path_buf())
     }

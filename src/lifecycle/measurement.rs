@@ -11,6 +11,7 @@ use crate::base::diagnostics::{warn, warn_once};
 use crate::base::launcher;
 use crate::base::signal_safe_mutex::{with_signals_blocked, SignalSafeMutex};
 use crate::metrics::sampler;
+use crate::metrics::synchronous as metrics;
 use crate::model::team;
 use crate::model::thread;
 use crate::model::tree::{self, Factory, Node, Team};
@@ -19,6 +20,9 @@ use crate::output::registry::REGISTRY;
 use crate::output::{job, journal};
 use crate::record::location::LocationCell;
 use otf2::{ArchiveConfig, ArchiveWriter, BackgroundWriter, Event};
+
+/// The name of the initial thread's location.
+const MASTER_THREAD: &str = "Master thread";
 
 pub(crate) struct Measurement {
     pub(crate) config: Config,
@@ -109,10 +113,16 @@ impl Measurement {
         if let Some(interval) = config.sampling_interval {
             start_sampler(&archive, interval);
         }
-        let record = experiment_dir.join("pomptrace.cfg");
-        let direct = otf2::ChunkFile::directory_takes_direct_writes(&experiment_dir);
-        if let Err(e) = std::fs::write(&record, config.record_text(&experiment_dir, direct)) {
-            warn(&format!("cannot write {}: {e}", record.display()));
+        let direct = otf2::ChunkFile::directory_takes_direct_writes(archive.directory());
+        let record = config.record_text(&experiment_dir, direct);
+        if let Err(e) = archive
+            .directory()
+            .write_file_atomically("pomptrace.cfg", record.as_bytes())
+        {
+            warn(&format!(
+                "cannot write {}: {e}",
+                experiment_dir.join("pomptrace.cfg").display()
+            ));
         }
         let start_fact = facts::Start {
             clock: clock_kind,
@@ -123,12 +133,25 @@ impl Measurement {
             hostname: hostname(),
             rank: job.as_ref().map(|job| job.rank),
         };
-        let registry = REGISTRY.lock();
+        let mut registry = REGISTRY.lock();
+        // The journal starts with what a run killed at once needs to be recovered: the
+        // metrics that events carry and the first location (`create_location` below records
+        // it again, which changes nothing).
+        let metric_names = metrics::selected()
+            .iter()
+            .map(|m| m.member.name.to_string())
+            .collect();
+        let master = Fact::Location {
+            id: 0,
+            name: registry.string(MASTER_THREAD),
+        };
         let journal = journal::start(
-            journal::journal_path(&experiment_dir, job.as_ref().map(|j| j.rank)),
+            archive.directory(),
+            &journal::journal_name(job.as_ref().map(|j| j.rank)),
             start_fact,
             registry.strings(),
             registry.regions(),
+            &[Fact::Metrics(metric_names), master],
         )
         .map_err(|e| format!("cannot write the definitions journal: {e}"))?;
         drop(registry);
@@ -170,7 +193,7 @@ impl Measurement {
             experiment_dir,
             job,
         };
-        let master = m.create_location("Master thread".into(), root_team.comm)?;
+        let master = m.create_location(MASTER_THREAD.into(), root_team.comm)?;
         root_team.set_member(0, 0);
         let root = Node::root(master, String::new());
         if crate::openmp::level() == 0 {
@@ -213,6 +236,13 @@ impl Measurement {
             id: number,
             name: name_id,
         });
+        // On disk before the location records anything: a run killed before its first chunk
+        // still recovers into an archive that names every location (with no events).
+        if let Err(e) = self.journal.flush() {
+            warn_once("journal", || {
+                format!("{e}; a killed run could not be recovered")
+            });
+        }
         let cell: &'static LocationCell =
             Box::leak(Box::new(LocationCell::new(number, name, writer, team)));
         locations.push(cell);

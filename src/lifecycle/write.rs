@@ -8,10 +8,10 @@ use crate::base::launcher::JobRank;
 use crate::lifecycle::measurement::Measurement;
 use crate::metrics::sampler;
 use crate::metrics::snapshots;
-use crate::metrics::synchronous::{self as metrics, ClassDefinition};
+use crate::metrics::synchronous as metrics;
 use crate::output::communicators;
-use crate::output::facts::ExtraDefinitions;
 use crate::output::job::{elected, location_id};
+use crate::output::metric_definitions::MetricDefinitions;
 use crate::record::location::Location;
 use otf2::unify::{self, PARTS_DIR, PARTS_PROPERTY, PART_PROPERTY};
 use otf2::*;
@@ -52,6 +52,11 @@ pub fn write_trace(
     let end_sample = clock::sample();
     let resolution = clock::resolution(m.clock_kind, m.start, end_sample);
 
+    let mut archive = m
+        .archive
+        .lock()
+        .take()
+        .ok_or("the trace was already written")?;
     let locations = m.locations();
     let mut errors = Vec::new();
     let mut events = vec![0u64; locations.len()];
@@ -87,14 +92,22 @@ pub fn write_trace(
             let (_, result) = writer.finish();
             if let Err(e) = result {
                 errors.push(format!("writing the events of {} failed: {e}", loc.name));
+                // The definitions must count what reached the disk, not what was recorded.
+                match events_on_disk(&mut archive, m.location_id(loc.number), m.memory_chunk_size) {
+                    Ok(on_disk) => events[loc.number as usize] = on_disk,
+                    Err(e) => {
+                        return Err(format!(
+                            "{}; cannot read back the events of {} ({e}): `pomptrace recover {}` \
+                         makes a readable trace of what reached the disk",
+                            errors.join("; "),
+                            loc.name,
+                            m.experiment_dir.display()
+                        ))
+                    }
+                }
             }
         }
     }
-    let mut archive = m
-        .archive
-        .lock()
-        .take()
-        .ok_or("the trace was already written")?;
     let mut ids: Vec<u64> = (0..locations.len() as u32)
         .map(|n| m.location_id(n))
         .collect();
@@ -122,7 +135,10 @@ pub fn write_trace(
     }
     let mut defs = archive.global_def_writer();
     let mut extra = (
-        MetricDefinitions::new(metric_location),
+        MetricDefinitions::new(
+            metrics::selected().iter().map(|m| m.member).collect(),
+            metric_location,
+        ),
         communicators::Definitions::collect(),
     );
     if let Err(e) = m.journal.with_definitions(|d| {
@@ -164,6 +180,24 @@ pub fn write_trace(
 
 /// "recording took …": the run's length, the writer threads' CPU time in it and the waits for
 /// a free buffer, in milliseconds.
+/// The events of `location` in the whole chunks of its file, after a write failed (a full
+/// disk): the file is cut back to them and ended as readers expect. The room set aside for the
+/// definitions is given back first, so the end fits.
+fn events_on_disk(
+    archive: &mut ArchiveWriter,
+    location: u64,
+    memory_chunk_size: usize,
+) -> std::io::Result<u64> {
+    archive.release_reserve();
+    let file_chunk_size = archive.config().event_chunk_size as u64;
+    otf2::recovery::salvage_event_file(
+        &archive.event_path(location),
+        file_chunk_size,
+        memory_chunk_size as u64,
+    )
+    .map(|salvaged| salvaged.events)
+}
+
 fn cost_line(elapsed: Duration, writer_cpu: Option<Duration>, waits: (Duration, u64)) -> String {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let writer = match writer_cpu {
@@ -194,75 +228,6 @@ fn directory_size(dir: &std::path::Path) -> u64 {
             Err(_) => 0,
         })
         .sum()
-}
-
-/// The metric definitions of a run: the synchronous class of `POMPTRACE_METRICS` and, when the
-/// sampler ran, its METRIC location and asynchronous class.
-struct MetricDefinitions {
-    synchronous: Vec<metrics::Member>,
-    /// (location id, number of events) of the sampler's location.
-    metric_location: Option<(u64, u64)>,
-}
-
-impl MetricDefinitions {
-    fn new(metric_location: Option<(u64, u64)>) -> Self {
-        Self {
-            synchronous: metrics::selected().iter().map(|m| m.member).collect(),
-            metric_location,
-        }
-    }
-
-    fn sampled(&self) -> &'static [metrics::Member] {
-        if self.metric_location.is_some() {
-            &sampler::MEMBERS
-        } else {
-            &[]
-        }
-    }
-}
-
-impl ExtraDefinitions for MetricDefinitions {
-    fn strings(&mut self, intern: &mut dyn FnMut(&str) -> u32) {
-        for s in metrics::member_strings(&self.synchronous)
-            .chain(metrics::member_strings(self.sampled()))
-        {
-            intern(s);
-        }
-        if self.metric_location.is_some() {
-            intern(sampler::LOCATION_NAME);
-        }
-    }
-
-    fn after_locations(&mut self, defs: &mut GlobalDefWriter, intern: &mut dyn FnMut(&str) -> u32) {
-        if let Some((id, number_of_events)) = self.metric_location {
-            defs.write(&GlobalDef::Location {
-                id,
-                name: intern(sampler::LOCATION_NAME),
-                location_type: LocationType::METRIC,
-                number_of_events,
-                location_group: 0,
-            });
-        }
-        let mut next_member = 0;
-        if !self.synchronous.is_empty() {
-            let class = ClassDefinition {
-                id: metrics::SYNCHRONOUS_CLASS,
-                occurrence: MetricOccurrence::SYNCHRONOUS_STRICT,
-                members: &self.synchronous,
-                recorder: None,
-            };
-            next_member = metrics::write_class(defs, &class, next_member, &mut *intern);
-        }
-        if let Some((id, _)) = self.metric_location {
-            let class = ClassDefinition {
-                id: sampler::class_id(),
-                occurrence: MetricOccurrence::ASYNCHRONOUS,
-                members: self.sampled(),
-                recorder: Some(id),
-            };
-            metrics::write_class(defs, &class, next_member, &mut *intern);
-        }
-    }
 }
 
 /// Writes the definitions and the anchor: directly for a plain process; for a rank of a job,

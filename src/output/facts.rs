@@ -81,6 +81,8 @@ pub enum Fact {
     },
     /// A later clock sample: the timer resolution and trace length of a run that never ended.
     Clock(Sample),
+    /// The synchronous metrics recorded at every Enter and Leave, by name, in value order.
+    Metrics(Vec<String>),
 }
 
 /// Every definition known so far.
@@ -94,6 +96,8 @@ pub struct Definitions {
     locations: Vec<u32>,
     teams: Vec<TeamDef>,
     pub last_clock: Option<Sample>,
+    /// The synchronous metrics' names (`Fact::Metrics`).
+    pub metrics: Vec<String>,
 }
 
 impl Definitions {
@@ -145,6 +149,7 @@ impl Definitions {
                 }
             }
             Fact::Clock(sample) => self.last_clock = Some(sample),
+            Fact::Metrics(names) => self.metrics = names,
         }
     }
 
@@ -336,12 +341,4 @@ impl<A: ExtraDefinitions, B: ExtraDefinitions> ExtraDefinitions for (A, B) {
         self.0.after_comms(defs);
         self.1.after_comms(defs);
     }
-}
-
-/// No extra definitions (recovery, and runs without metrics).
-pub struct NoExtraDefinitions;
-
-impl ExtraDefinitions for NoExtraDefinitions {
-    fn strings(&mut self, _: &mut dyn FnMut(&str) -> u32) {}
-    fn after_locations(&mut self, _: &mut GlobalDefWriter, _: &mut dyn FnMut(&str) -> u32) {}
 }

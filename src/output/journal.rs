@@ -11,7 +11,7 @@
 //! decoded and applied to the in-memory [`Definitions`] the end of the run writes from: the
 //! normal end and recovery read the same facts the same way.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -22,7 +22,7 @@ use crate::base::clock::{ClockKind, Sample};
 use crate::output::facts::RegionDef;
 use crate::output::facts::{Definitions, Fact, Start};
 use otf2::wire::{put_u32, put_u64, put_u8, DecodeResult, Decoder};
-use otf2::{ArchiveConfig, Paradigm, RegionRole};
+use otf2::{ArchiveConfig, Directory, Paradigm, RegionRole};
 
 /// First bytes of every journal file.
 const MAGIC: &[u8] = b"pomptrace journal 1\n";
@@ -35,17 +35,25 @@ const TEAM: u8 = 5;
 const MEMBER: u8 = 6;
 const CLOCK: u8 = 7;
 const REGIONS_DROPPED: u8 = 8;
+const METRICS: u8 = 9;
 
-/// The journal file in an experiment directory: the ranks of an MPI job share the directory,
-/// so each has its own.
-pub fn journal_path(experiment_dir: &Path, rank: Option<u32>) -> PathBuf {
+/// The journal file's name in an experiment directory: the ranks of an MPI job share the
+/// directory, so each has its own.
+pub fn journal_name(rank: Option<u32>) -> String {
     match rank {
-        Some(rank) => experiment_dir.join(format!("traces.rank{rank}.journal")),
-        None => experiment_dir.join("traces.journal"),
+        Some(rank) => format!("traces.rank{rank}.journal"),
+        None => "traces.journal".to_string(),
     }
 }
 
+/// [`journal_name`] in `experiment_dir`.
+pub fn journal_path(experiment_dir: &Path, rank: Option<u32>) -> PathBuf {
+    experiment_dir.join(journal_name(rank))
+}
+
 pub struct Journal {
+    dir: Directory,
+    name: String,
     path: PathBuf,
     /// Encoded facts not yet on disk.
     pending: Mutex<Vec<u8>>,
@@ -60,26 +68,23 @@ struct Saved {
 
 static JOURNAL: OnceCell<Journal> = OnceCell::new();
 
-/// Creates the journal at `path` with the start of the measurement and every string and region
-/// defined so far (the registry's), and writes it. The caller holds the registry lock, so
-/// nothing defined meanwhile is missed: later definitions come through [`record`].
+/// Creates the journal `name` in `dir` with the start of the measurement and every string and
+/// region defined so far (the registry's), then `facts`. The file appears whole (written, then
+/// renamed into place), so a journal on disk always holds its start. The caller holds the
+/// registry lock, so nothing defined meanwhile is missed: later definitions come through
+/// [`record`].
 pub fn start(
-    path: PathBuf,
+    dir: &Directory,
+    name: &str,
     start: Start,
     strings: &[String],
     regions: &[RegionDef],
+    facts: &[Fact],
 ) -> io::Result<&'static Journal> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&path)?;
-    file.write_all(MAGIC)?;
-    drop(file);
-    let mut pending = Vec::new();
-    encode(&Fact::Start(start), &mut pending);
+    let mut first = MAGIC.to_vec();
+    encode(&Fact::Start(start), &mut first);
     for (id, text) in strings.iter().enumerate() {
-        encode_string(id as u32, text, &mut pending);
+        encode_string(id as u32, text, &mut first);
     }
     for (id, def) in regions.iter().enumerate() {
         encode(
@@ -87,23 +92,32 @@ pub fn start(
                 id: id as u32,
                 def: def.clone(),
             },
-            &mut pending,
+            &mut first,
         );
     }
+    for fact in facts {
+        encode(fact, &mut first);
+    }
+    let (written, _) = decode_records(&first[MAGIC.len()..]);
+    let mut definitions = Definitions::default();
+    for fact in written {
+        definitions.apply(fact);
+    }
+    dir.write_file_atomically(name, &first)?;
     let journal = Journal {
-        path,
-        pending: Mutex::new(pending),
+        dir: dir.clone(),
+        name: name.to_string(),
+        path: dir.join(name),
+        pending: Mutex::new(Vec::new()),
         saved: Mutex::new(Saved {
-            definitions: Definitions::default(),
+            definitions,
             broken: None,
         }),
     };
     if JOURNAL.set(journal).is_err() {
         return Err(io::Error::other("a journal was already started"));
     }
-    let journal = JOURNAL.get().expect("just set");
-    journal.flush()?;
-    Ok(journal)
+    Ok(JOURNAL.get().expect("just set"))
 }
 
 /// Notes a new definition (nothing before the journal started: [`start`] catches up).
@@ -137,7 +151,7 @@ impl Journal {
         let bytes = std::mem::take(&mut *self.pending.lock());
         if !bytes.is_empty() {
             if saved.broken.is_none() {
-                if let Err(e) = append(&self.path, file, &bytes) {
+                if let Err(e) = self.append(file, &bytes) {
                     saved.broken = Some(e.to_string());
                 }
             }
@@ -162,7 +176,7 @@ impl Journal {
 
     /// The trace is complete: the journal is no longer needed.
     pub fn remove(&self) {
-        let _ = std::fs::remove_file(&self.path);
+        let _ = self.dir.remove_file(&self.name);
         self.saved
             .lock()
             .broken
@@ -170,19 +184,25 @@ impl Journal {
     }
 }
 
-/// One write at the end of the file (through `file`, opened if None); a failed write is cut
-/// back so no torn record stays.
-fn append(path: &Path, file: &mut Option<File>, bytes: &[u8]) -> io::Result<()> {
-    let file = match file {
-        Some(file) => file,
-        None => file.insert(OpenOptions::new().append(true).open(path)?),
-    };
-    let len = file.metadata()?.len();
-    let result = file.write_all(bytes);
-    if result.is_err() {
-        let _ = file.set_len(len);
+impl Journal {
+    /// One write at the end of the file (through `file`, opened if None); a failed write is
+    /// cut back so no torn record stays.
+    fn append(&self, file: &mut Option<File>, bytes: &[u8]) -> io::Result<()> {
+        let file = match file {
+            Some(file) => file,
+            None => file.insert(self.dir.open_file(
+                &self.name,
+                libc::O_WRONLY | libc::O_APPEND,
+                0,
+            )?),
+        };
+        let len = file.metadata()?.len();
+        let result = file.write_all(bytes);
+        if result.is_err() {
+            let _ = file.set_len(len);
+        }
+        result
     }
-    result
 }
 
 /// What a journal file holds.
@@ -308,6 +328,13 @@ pub fn encode(fact: &Fact, out: &mut Vec<u8>) {
             put_u64(b, sample.ticks);
             put_u64(b, sample.ns);
         }
+        Fact::Metrics(names) => {
+            put_u8(b, METRICS);
+            put_u32(b, names.len() as u32);
+            for name in names {
+                put_str(b, name);
+            }
+        }
     });
 }
 
@@ -424,6 +451,14 @@ fn decode_body(body: &[u8]) -> DecodeResult<Fact> {
             ticks: d.u64()?,
             ns: d.u64()?,
         }),
+        METRICS => {
+            let count = d.u32()?;
+            let mut names = Vec::new();
+            for _ in 0..count {
+                names.push(get_str(&mut d)?);
+            }
+            Fact::Metrics(names)
+        }
         other => return d.error(format!("unknown journal record kind {other}")),
     })
 }
@@ -485,6 +520,7 @@ mod tests {
                 thread: 1,
                 location: 0,
             },
+            Fact::Metrics(vec!["task-clock".into(), "ru_utime".into()]),
             Fact::Clock(Sample { ticks: 70, ns: 90 }),
         ]
     }
@@ -496,6 +532,8 @@ mod tests {
         let path = dir.join("journal");
         std::fs::write(&path, MAGIC).unwrap();
         let journal = Journal {
+            dir: Directory::open(&dir).unwrap(),
+            name: "journal".into(),
             path: path.clone(),
             pending: Mutex::new(Vec::new()),
             saved: Mutex::new(Saved {

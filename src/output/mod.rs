@@ -8,5 +8,6 @@ pub(crate) mod communicators;
 pub(crate) mod facts;
 pub(crate) mod job;
 pub(crate) mod journal;
+pub(crate) mod metric_definitions;
 pub(crate) mod recover;
 pub(crate) mod registry;

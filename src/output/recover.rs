@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::base::clock::{self, ClockKind};
 use crate::output::journal::{self, journal_path};
+use crate::output::metric_definitions::MetricDefinitions;
 use otf2::recovery::salvage_event_file;
 use otf2::ArchiveWriter;
 
@@ -80,6 +81,12 @@ pub fn recover(dir: &Path) -> Result<Recovered, String> {
         .start
         .clone()
         .ok_or_else(|| format!("{} holds no start record", journal.display()))?;
+    if definitions.locations() == 0 {
+        return Err(format!(
+            "{} names no location: the run was killed before it recorded anything",
+            journal.display()
+        ));
+    }
     let archive =
         ArchiveWriter::create(dir, "traces", start.archive.clone()).map_err(|e| {
             match e.kind() {
@@ -125,7 +132,7 @@ pub fn recover(dir: &Path) -> Result<Recovered, String> {
         &events,
         resolution,
         end.ticks,
-        &mut crate::output::facts::NoExtraDefinitions,
+        &mut MetricDefinitions::named(&definitions.metrics),
     ) {
         r.warnings.push(e);
     }

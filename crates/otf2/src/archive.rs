@@ -4,8 +4,7 @@
 //! on a disk that fills up meanwhile). When several processes write the locations of one
 //! archive, each holds `DIR/.NAME.WRITER.lock` and `DIR/.NAME.WRITER.reserve` of its own.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Write};
+use std::io;
 use std::os::unix::fs::FileExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -16,6 +15,7 @@ use super::background::{BackgroundSink, BackgroundWriter};
 use super::chunk::{validate_chunk_size, FileSink};
 use super::chunk_file::ChunkFile;
 use super::defs::{GlobalDefWriter, LocalDefWriter};
+use super::directory::{Directory, Existing};
 use super::events::{EventWriter, SnapWriter};
 
 /// Disk space set aside at the start for the definitions and the anchor, given back just before
@@ -53,7 +53,9 @@ impl Default for ArchiveConfig {
 /// Writes one archive. Event and snapshot files are streamed as they are written; definitions
 /// and the anchor are written by [`ArchiveWriter::finish`].
 pub struct ArchiveWriter {
-    dir: PathBuf,
+    dir: Directory,
+    /// `DIR/NAME/`, the locations' files.
+    locations: Directory,
     name: String,
     config: ArchiveConfig,
     snapshots: u32,
@@ -68,6 +70,16 @@ impl ArchiveWriter {
     /// overwritten, and with [`io::ErrorKind::WouldBlock`] (naming the process) while another
     /// process writes the same archive.
     pub fn create(dir: &Path, name: &str, config: ArchiveConfig) -> io::Result<Self> {
+        Self::create_in(
+            Directory::create(dir, 0o777, Existing::Reuse)?,
+            name,
+            config,
+        )
+    }
+
+    /// [`create`](Self::create) in a directory made or checked by the caller (see
+    /// [`Directory`]): no file of the archive is ever created through a symbolic link.
+    pub fn create_in(dir: Directory, name: &str, config: ArchiveConfig) -> io::Result<Self> {
         Self::create_for(dir, name, config, name.to_string())
     }
 
@@ -77,6 +89,17 @@ impl ArchiveWriter {
     /// are written by other means (this writer ends with [`close_unanchored`](Self::close_unanchored)).
     pub fn create_shared(
         dir: &Path,
+        name: &str,
+        config: ArchiveConfig,
+        writer: &str,
+    ) -> io::Result<Self> {
+        let dir = Directory::create(dir, 0o777, Existing::Reuse)?;
+        Self::create_shared_in(dir, name, config, writer)
+    }
+
+    /// [`create_shared`](Self::create_shared) in a directory made or checked by the caller.
+    pub fn create_shared_in(
+        dir: Directory,
         name: &str,
         config: ArchiveConfig,
         writer: &str,
@@ -91,7 +114,7 @@ impl ArchiveWriter {
     }
 
     fn create_for(
-        dir: &Path,
+        dir: Directory,
         name: &str,
         config: ArchiveConfig,
         writer_stem: String,
@@ -104,49 +127,60 @@ impl ArchiveWriter {
                 "bad archive name",
             ));
         }
-        fs::create_dir_all(dir)?;
-        let lock = ArchiveLock::take(&dir.join(format!(".{writer_stem}.lock")))?;
+        let lock = ArchiveLock::take(&dir, &format!(".{writer_stem}.lock"))?;
+        if dir.contains(&format!("{name}.otf2")) {
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "{} already exists",
+                    dir.join(&format!("{name}.otf2")).display()
+                ),
+            ));
+        }
+        let locations = dir.subdirectory(name, 0o777)?;
         let writer = Self {
-            dir: dir.to_path_buf(),
+            dir,
+            locations,
             name: name.to_string(),
             config,
             snapshots: 0,
             writer_stem,
             _lock: lock,
         };
-        if writer.anchor_path().exists() {
-            return Err(io::Error::new(
-                io::ErrorKind::AlreadyExists,
-                format!("{} already exists", writer.anchor_path().display()),
-            ));
-        }
-        fs::create_dir_all(writer.location_dir())?;
         writer.reserve_space()?;
         Ok(writer)
     }
 
-    fn reserve_path(&self) -> PathBuf {
-        self.dir.join(format!(".{}.reserve", self.writer_stem))
+    fn reserve_name(&self) -> String {
+        format!(".{}.reserve", self.writer_stem)
+    }
+
+    /// The archive's directory, made or checked when the writer was created.
+    pub fn directory(&self) -> &Directory {
+        &self.dir
     }
 
     /// Ends the writer without writing the anchor and the global definitions (something else
     /// writes them, e.g. after merging several processes' definitions): its location files
     /// stay, its disk reserve is given back and its lock released.
     pub fn close_unanchored(self) {
-        let _ = fs::remove_file(self.reserve_path());
+        self.release_reserve();
+    }
+
+    /// Gives back the disk space set aside at the start (done by [`finish`](Self::finish)
+    /// anyway): for a writer that must end a file on a disk that filled up.
+    pub fn release_reserve(&self) {
+        let _ = self.dir.remove_file(&self.reserve_name());
     }
 
     /// Sets [`RESERVE_BYTES`] aside, unless a reserve is already there (left by a killed run).
     fn reserve_space(&self) -> io::Result<()> {
-        let path = self.reserve_path();
-        if fs::metadata(&path).is_ok_and(|m| m.len() >= RESERVE_BYTES as u64) {
+        let file =
+            self.dir
+                .open_file(&self.reserve_name(), libc::O_WRONLY | libc::O_CREAT, 0o666)?;
+        if file.metadata()?.len() >= RESERVE_BYTES as u64 {
             return Ok(());
         }
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)?;
         // SAFETY: posix_fallocate only takes the descriptor, which `file` keeps open, and a range.
         if unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, RESERVE_BYTES as libc::off_t) } == 0
         {
@@ -161,34 +195,30 @@ impl ArchiveWriter {
         &self.config
     }
     pub fn anchor_path(&self) -> PathBuf {
-        self.dir.join(format!("{}.otf2", self.name))
+        self.dir.join(&format!("{}.otf2", self.name))
     }
     pub fn global_def_path(&self) -> PathBuf {
-        self.dir.join(format!("{}.def", self.name))
+        self.dir.join(&format!("{}.def", self.name))
     }
     pub fn location_dir(&self) -> PathBuf {
-        self.dir.join(&self.name)
+        self.locations.path().to_path_buf()
+    }
+    /// `DIR/NAME/`, where the locations' files are.
+    pub fn location_directory(&self) -> &Directory {
+        &self.locations
     }
     pub fn event_path(&self, location: u64) -> PathBuf {
-        self.location_dir().join(format!("{location}.evt"))
+        self.locations.join(&event_name(location))
     }
     pub fn local_def_path(&self, location: u64) -> PathBuf {
-        self.location_dir().join(format!("{location}.def"))
+        self.locations.join(&local_def_name(location))
     }
     pub fn snap_path(&self, location: u64) -> PathBuf {
-        self.location_dir().join(format!("{location}.snap"))
-    }
-
-    fn create_file(path: &Path) -> io::Result<File> {
-        OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
+        self.locations.join(&snap_name(location))
     }
 
     pub fn event_writer(&self, location: u64) -> io::Result<EventWriter<FileSink>> {
-        let file = ChunkFile::create(&self.event_path(location))?;
+        let file = ChunkFile::create_in(&self.locations, &event_name(location))?;
         Ok(EventWriter::new(
             self.config.event_chunk_size,
             FileSink::new(file),
@@ -205,7 +235,7 @@ impl ArchiveWriter {
         memory_chunk_size: usize,
         buffers: usize,
     ) -> io::Result<EventWriter<BackgroundSink>> {
-        let file = ChunkFile::create(&self.event_path(location))?;
+        let file = ChunkFile::create_in(&self.locations, &event_name(location))?;
         let file_chunk = self.config.event_chunk_size;
         let size = memory_chunk_size.min(file_chunk);
         Ok(EventWriter::new(
@@ -216,7 +246,7 @@ impl ArchiveWriter {
 
     /// Snapshots use the event chunk size. Call [`ArchiveWriter::set_snapshot_count`] too.
     pub fn snap_writer(&self, location: u64) -> io::Result<SnapWriter<FileSink>> {
-        let file = ChunkFile::create(&self.snap_path(location))?;
+        let file = ChunkFile::create_in(&self.locations, &snap_name(location))?;
         Ok(SnapWriter::new(
             self.config.event_chunk_size,
             FileSink::new(file),
@@ -238,7 +268,8 @@ impl ArchiveWriter {
     }
 
     pub fn write_local_defs(&self, location: u64, defs: LocalDefWriter) -> io::Result<()> {
-        write_file(&self.local_def_path(location), &defs.finish())
+        self.locations
+            .write_file_atomically(&local_def_name(location), &defs.finish())
     }
 
     /// Writes the global definitions, fills in the files readers require for every location
@@ -256,33 +287,37 @@ impl ArchiveWriter {
         anchor.properties = self.config.properties.clone();
         anchor.trace_id = self.config.trace_id;
         anchor.number_of_snapshots = self.snapshots;
-        let _ = fs::remove_file(self.reserve_path());
-        write_file(&self.global_def_path(), &defs.finish())?;
+        self.release_reserve();
+        self.dir
+            .write_file_atomically(&format!("{}.def", self.name), &defs.finish())?;
         for &location in locations {
-            if !self.event_path(location).exists() {
+            if !self.locations.contains(&event_name(location)) {
                 let (_, result) = self.event_writer(location)?.finish();
                 result?;
             }
-            if !self.local_def_path(location).exists() {
+            if !self.locations.contains(&local_def_name(location)) {
                 self.write_local_defs(location, self.local_def_writer())?;
             }
-            if self.snapshots > 0 && !self.snap_path(location).exists() {
+            if self.snapshots > 0 && !self.locations.contains(&snap_name(location)) {
                 let (_, result) = self.snap_writer(location)?.finish();
                 result?;
             }
         }
-        // Write-then-rename: a reader never sees a half-written anchor.
-        let tmp = self.dir.join(format!(".{}.otf2.tmp", self.name));
-        write_file(&tmp, &anchor.encode())?;
-        fs::rename(&tmp, self.anchor_path())?;
+        // Last, and whole (write-then-rename): a reader never sees a half-written anchor.
+        self.dir
+            .write_file_atomically(&format!("{}.otf2", self.name), &anchor.encode())?;
         Ok(anchor)
     }
 }
 
-fn write_file(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let mut f = ArchiveWriter::create_file(path)?;
-    f.write_all(bytes)?;
-    f.flush()
+fn event_name(location: u64) -> String {
+    format!("{location}.evt")
+}
+fn local_def_name(location: u64) -> String {
+    format!("{location}.def")
+}
+fn snap_name(location: u64) -> String {
+    format!("{location}.snap")
 }
 
 #[cfg(test)]
@@ -292,7 +327,7 @@ mod tests {
     #[test]
     fn shared_writers_lock_out_only_their_own_name_and_leave_no_reserve() {
         let dir = std::env::temp_dir().join(format!("archive-shared-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&dir);
         let config = ArchiveConfig::default;
         let rank0 = ArchiveWriter::create_shared(&dir, "traces", config(), "rank0").unwrap();
         let rank1 = ArchiveWriter::create_shared(&dir, "traces", config(), "rank1").unwrap();
@@ -309,6 +344,6 @@ mod tests {
         assert!(dir.join(".traces.rank0.reserve").exists());
         ArchiveWriter::create_shared(&dir, "traces", config(), "rank1").expect("free again");
         drop(rank0);
-        fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

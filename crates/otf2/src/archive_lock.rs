@@ -2,11 +2,12 @@
 //! archive's directory, held for the writer's life, with the holder's process id inside so that
 //! a second process can say who has it.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Read, Seek, Write};
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::io::AsRawFd;
-use std::path::Path;
+
+use super::directory::Directory;
 
 pub struct ArchiveLock {
     file: Option<File>,
@@ -16,15 +17,10 @@ pub struct ArchiveLock {
 }
 
 impl ArchiveLock {
-    /// Takes the lock at `path` without waiting; [`io::ErrorKind::WouldBlock`] naming the
-    /// holder's process id if another process has it.
-    pub fn take(path: &Path) -> io::Result<Self> {
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(path)?;
+    /// Takes the lock file `name` in `dir` without waiting; [`io::ErrorKind::WouldBlock`]
+    /// naming the holder's process id if another process has it.
+    pub fn take(dir: &Directory, name: &str) -> io::Result<Self> {
+        let mut file = dir.open_file(name, libc::O_RDWR | libc::O_CREAT, 0o666)?;
         // SAFETY: flock only reads the descriptor, which `file` keeps open during the call.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
             let e = io::Error::last_os_error();
@@ -85,11 +81,13 @@ mod tests {
 
     #[test]
     fn a_second_taker_is_refused_with_the_holders_pid_until_the_first_lets_go() {
-        let dir = crate::test_dir("archive-lock");
-        let path = dir.join(".traces.lock");
-        let first = ArchiveLock::take(&path).unwrap();
+        let path = crate::test_dir("archive-lock");
+        let dir = Directory::open(&path).unwrap();
+        let first = ArchiveLock::take(&dir, ".traces.lock").unwrap();
         // flock locks belong to the open file: a second open in this process conflicts too.
-        let e = ArchiveLock::take(&path).err().expect("second lock refused");
+        let e = ArchiveLock::take(&dir, ".traces.lock")
+            .err()
+            .expect("second lock refused");
         assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
         assert!(
             e.to_string()
@@ -97,7 +95,7 @@ mod tests {
             "{e}"
         );
         drop(first);
-        ArchiveLock::take(&path).expect("free again");
-        std::fs::remove_dir_all(&dir).unwrap();
+        ArchiveLock::take(&dir, ".traces.lock").expect("free again");
+        std::fs::remove_dir_all(&path).unwrap();
     }
 }

@@ -1,5 +1,6 @@
 //! A chunked file that keeps no descriptor open: every chunk is written with its own
-//! open/pwrite/close at the chunk's offset.
+//! open/pwrite/close at the chunk's offset, relative to its verified directory and never
+//! through a symbolic link (see `directory.rs`).
 //!
 //! A program may close any descriptor (e.g. 3..1023 before it opens its own files) and any
 //! number of locations may exist; a descriptor held between writes could end up pointing at the
@@ -13,10 +14,12 @@
 //! which allocates and fills page cache (and 0.35 to tmpfs). Other file systems are written
 //! as before (see `takes_direct_writes`); so is a write that is not whole pages.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+
+use super::directory::Directory;
 
 /// The unit of a direct write: its buffer, length and offset are multiples of it. The base
 /// page size: at least the logical block size of the devices this runs on.
@@ -24,23 +27,40 @@ const DIRECT_UNIT: usize = 4096;
 
 #[derive(Debug)]
 pub struct ChunkFile {
+    dir: Directory,
+    name: String,
     path: PathBuf,
     /// Whole pages go to the device directly (`O_DIRECT`).
     direct: bool,
 }
 
 impl ChunkFile {
-    /// Creates (or empties) the file at `path`.
-    pub fn create(path: &Path) -> io::Result<Self> {
-        let file = OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)?;
+    /// Creates the file `name` in `dir`; it must not exist yet.
+    pub fn create_in(dir: &Directory, name: &str) -> io::Result<Self> {
+        let file = dir.create_new_file(name)?;
         Ok(Self {
-            path: path.to_path_buf(),
+            dir: dir.clone(),
+            name: name.to_string(),
+            path: dir.join(name),
             direct: takes_direct_writes(&file),
         })
+    }
+
+    /// Creates the file at `path` (in an existing directory of this user's); it must not
+    /// exist yet.
+    pub fn create(path: &Path) -> io::Result<Self> {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is no file path", path.display()),
+            ));
+        };
+        let parent = if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        };
+        Self::create_in(&Directory::open(parent)?, &name.to_string_lossy())
     }
 
     pub fn path(&self) -> &Path {
@@ -49,14 +69,14 @@ impl ChunkFile {
 
     /// Whether chunk files created in `dir` will write directly (`writes_directly`), found with
     /// a probe file that is removed again.
-    pub fn directory_takes_direct_writes(dir: &Path) -> bool {
-        let probe = dir.join(format!(".direct-write-probe-{}", std::process::id()));
-        let Ok(file) = OpenOptions::new().write(true).create_new(true).open(&probe) else {
+    pub fn directory_takes_direct_writes(dir: &Directory) -> bool {
+        let probe = format!(".direct-write-probe-{}", std::process::id());
+        let Ok(file) = dir.create_new_file(&probe) else {
             return false;
         };
         let direct = takes_direct_writes(&file);
         drop(file);
-        let _ = std::fs::remove_file(&probe);
+        let _ = dir.remove_file(&probe);
         direct
     }
 
@@ -83,13 +103,9 @@ impl ChunkFile {
     }
 
     fn open(&self, direct: bool) -> io::Result<File> {
-        // std opens with O_CLOEXEC: a program that execs keeps none of our files either.
-        let mut options = OpenOptions::new();
-        options.write(true);
-        if direct {
-            options.custom_flags(libc::O_DIRECT);
-        }
-        options.open(&self.path)
+        // With O_CLOEXEC (`open_file`): a program that execs keeps none of our files either.
+        let direct = if direct { libc::O_DIRECT } else { 0 };
+        self.dir.open_file(&self.name, libc::O_WRONLY | direct, 0)
     }
 }
 
@@ -309,7 +325,9 @@ mod tests {
             .join("target")
             .join(format!("chunk-file-direct-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        assert!(ChunkFile::directory_takes_direct_writes(&dir));
+        assert!(ChunkFile::directory_takes_direct_writes(
+            &Directory::open(&dir).unwrap()
+        ));
         let f = ChunkFile::create(&dir.join("a.evt")).unwrap();
         assert!(f.writes_directly(), "{}", dir.display());
 
@@ -334,14 +352,14 @@ mod tests {
         );
         std::fs::remove_dir_all(&dir).unwrap();
 
-        let shm = Path::new("/dev/shm");
-        assert!(!ChunkFile::directory_takes_direct_writes(shm));
-        let in_memory =
-            ChunkFile::create(&shm.join(format!("chunk-file-{}.evt", std::process::id()))).unwrap();
+        let shm = Path::new("/dev/shm").join(format!("chunk-file-{}", std::process::id()));
+        let shm = Directory::create(&shm, 0o700, crate::Existing::Refuse).unwrap();
+        assert!(!ChunkFile::directory_takes_direct_writes(&shm));
+        let in_memory = ChunkFile::create_in(&shm, "a.evt").unwrap();
         assert!(!in_memory.writes_directly());
         in_memory.write_at(0, &whole).unwrap();
         assert_eq!(std::fs::read(in_memory.path()).unwrap(), &whole[..]);
-        std::fs::remove_file(in_memory.path()).unwrap();
+        std::fs::remove_dir_all(shm.path()).unwrap();
     }
 
     #[test]
@@ -354,9 +372,10 @@ mod tests {
         assert_eq!(&bytes[..5], b"first");
         assert_eq!(&bytes[8..], b"second");
 
-        std::os::unix::fs::symlink("/dev/full", dir.join("full.evt")).unwrap();
         let full = ChunkFile {
-            path: dir.join("full.evt"),
+            dir: Directory::unchecked(Path::new("/dev")).unwrap(),
+            name: "full".into(),
+            path: "/dev/full".into(),
             direct: false,
         };
         let e = full.write_at(0, b"chunk").unwrap_err();

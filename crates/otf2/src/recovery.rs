@@ -8,7 +8,7 @@
 
 use std::fs::OpenOptions;
 use std::io;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::Path;
 
 use super::chunk::{
@@ -37,6 +37,7 @@ pub fn salvage_event_file(
         .write(true)
         .create(true)
         .truncate(false)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(path)?;
     let len = file.metadata()?.len();
     let chunk_len = memory_chunk_size.min(file_chunk_size);
