@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use otf2::regular_file::not_regular;
 use otf2::unify::{unify_directory, PARTS_DIR};
 
 use crate::{print_stdout, Failure};
@@ -21,11 +22,11 @@ pub struct UnifyArgs {
 
 pub fn run(args: &UnifyArgs) -> Result<(), Failure> {
     let anchor = args.dir.join("traces.otf2");
-    if anchor.exists() {
-        return Err(Failure::Error(format!(
-            "{} exists: the job is already unified",
-            anchor.display()
-        )));
+    if let Ok(metadata) = std::fs::metadata(&anchor) {
+        return Err(Failure::Error(match not_regular(metadata.file_type()) {
+            None => format!("{} exists: the job is already unified", anchor.display()),
+            Some(kind) => format!("{} is {kind}, not a trace", anchor.display()),
+        }));
     }
     let summary =
         unify_directory(&args.dir, "traces", &args.dir.join(PARTS_DIR)).map_err(Failure::Error)?;
