@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use otf2::regular_file::not_regular;
 use otf2::unify::{unify_directory, PARTS_DIR};
 
+use crate::terminal_text::escape_controls;
 use crate::{print_stdout, Failure};
 
 /// Merge the definitions the ranks of an MPI job wrote into DIR (DIR/ranks/) into
@@ -32,7 +33,7 @@ pub fn run(args: &UnifyArgs) -> Result<(), Failure> {
         unify_directory(&args.dir, "traces", &args.dir.join(PARTS_DIR)).map_err(Failure::Error)?;
     let mut out = format!(
         "trace written to {} ({} ranks, {} locations)\n",
-        summary.anchor.display(),
+        escape_controls(&summary.anchor.display().to_string()),
         summary.parts,
         summary.locations
     );

@@ -19,6 +19,7 @@ use serde_json::json;
 use crate::progress::Progress;
 use crate::region_profile::{Profile, ProfileSink};
 use crate::region_visits::{walk, Mark, MarkKind, NestingDamage, Visit, VisitSink};
+use crate::terminal_text::escape_controls;
 use crate::trace_definitions::{self, ConstructKind, TraceDefinitions};
 use crate::Failure;
 
@@ -70,13 +71,13 @@ pub fn run(args: &ViewArgs) -> Result<(), Failure> {
     std::fs::write(&output, page)
         .map_err(|e| Failure::Error(format!("cannot write {}: {e}", output.display())))?;
     for note in defs.notes.iter().chain(&profile.damage.warnings()) {
-        eprintln!("pomptrace: warning: {note}");
+        eprintln!("pomptrace: warning: {}", escape_controls(note));
     }
     let bars: usize = lanes.iter().map(|l| l.bars.len()).sum();
     let cells: usize = lanes.iter().map(|l| l.cells.len()).sum();
     eprintln!(
         "pomptrace: wrote {} ({} lanes, {bars} bars{})",
-        output.display(),
+        escape_controls(&output.display().to_string()),
         lanes.len(),
         if detail.aggregated {
             format!(", {cells} aggregated cells")
