@@ -449,8 +449,9 @@ fn render_page(
         "regions": regions,
         "profile": profile_rows,
     });
-    // Inside <script>, "</" could end the element; in JSON it only occurs in strings, where
-    // "<\/" means the same.
+    // Inside <script>, "</script" ends the element, and "<!--" followed by "<script" keeps
+    // the real end tag from ending it (the page is then blank): every "<" is written as
+    // "\u003c". In JSON a "<" can only be inside a string, where the escape reads the same.
     // The lanes' number arrays, by far the biggest part, go straight into the text, one lane
     // at a time, instead of through a JSON value tree.
     let mut data = data.to_string();
@@ -482,7 +483,7 @@ fn render_page(
         data.push('}');
     }
     data.push_str("]}");
-    let data = data.replace("</", "<\\/");
+    let data = data.replace('<', "\\u003c");
     PAGE.replacen(DATA_PLACEHOLDER, &data, 1)
 }
 
