@@ -23,13 +23,13 @@ fn a_program_that_closes_every_descriptor_gets_its_own_file_unchanged() {
         .env("POMPTRACE_ENABLE", "0"));
     let traced = scratch.join("traced.txt");
     let experiment = scratch.join("exp");
-    // Small chunks: many are written while the program's file is open.
+    // The smallest chunks: many are written while the program's file is open.
     let r = Run {
         output: run(program(&exe)
             .arg(&traced)
             .arg(ITERATIONS.to_string())
             .env("OMP_NUM_THREADS", "2")
-            .env("POMPTRACE_CHUNK_SIZE", "4K")
+            .env("POMPTRACE_CHUNK_SIZE", "256K")
             .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)
             .env_remove("POMPTRACE_ENABLE")),
         experiment,
@@ -61,7 +61,7 @@ fn four_thousand_and_ninety_six_locations_need_no_more_descriptors_than_the_defa
         .arg("-c")
         .arg("ulimit -n 1024 && exec \"$0\" 64 64")
         .arg(&exe)
-        .env("POMPTRACE_CHUNK_SIZE", "4K")
+        .env("POMPTRACE_CHUNK_SIZE", "256K")
         .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)
         .env_remove("POMPTRACE_ENABLE")
         .env_remove("OMP_NUM_THREADS"));

@@ -49,11 +49,12 @@ variables! {
         "0 records nothing (OpenMP calls such as the lock wrappers still work; an \
          instrumented call then costs about 34 instructions, no fence)";
     Run CHUNK_SIZE = "POMPTRACE_CHUNK_SIZE", default "1M",
-        "bytes per in-memory event chunk (4K-16M); file chunks are at least 256 KiB";
+        "bytes per event chunk, in memory and in the files (256K-16M: OTF2 readers take no \
+         smaller chunk; a smaller setting is raised to 256K)";
     Run BUFFER_SIZE = "POMPTRACE_BUFFER_SIZE",
         default "64M (less where memory is short: a 32nd of the memory over the cores, at least 8M)",
-        "event memory per thread, touched only as it fills; when the writer falls behind, \
-         recording waits instead of dropping";
+        "event memory per thread, touched only as it fills, at least two chunks; when the \
+         writer falls behind, recording waits instead of dropping";
     Run TOTAL_BUFFER_SIZE = "POMPTRACE_TOTAL_BUFFER_SIZE",
         default "a 32nd of the memory (at least the buffer size per core)",
         "event memory all threads of the process hold together beyond two chunks each; a thread \
@@ -154,10 +155,12 @@ pub fn describe_environment() -> String {
     text
 }
 
-/// Smallest in-memory chunk we accept; OTF2 file chunks are at least 256 KiB, smaller memory
-/// chunks are padded to that in the file (as sparse holes).
-pub const MIN_CHUNK_SIZE: usize = 4 * 1024;
-pub const MAX_CHUNK_SIZE: usize = 16 * 1024 * 1024;
+/// Smallest event chunk: the smallest OTF2 file chunk (readers take no smaller one). A smaller
+/// in-memory chunk would be followed in the file by a hole up to the next file chunk, which
+/// every reader reads through and every copy writes out: 4 KiB chunks made a trace 64 times
+/// its size.
+pub const MIN_CHUNK_SIZE: usize = otf2::chunk::MIN_CHUNK_SIZE;
+pub const MAX_CHUNK_SIZE: usize = otf2::chunk::MAX_CHUNK_SIZE;
 
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -326,6 +329,17 @@ pub fn parse_size(text: &str) -> Option<usize> {
 }
 
 /// Parses durations like `10ms`, `1.5s`, `250us`, `100000ns`; a bare number is milliseconds.
+/// A size as the variables take it: `256K`, `16M`, or bytes.
+fn size_text(bytes: usize) -> String {
+    if bytes > 0 && bytes % (1 << 20) == 0 {
+        format!("{}M", bytes >> 20)
+    } else if bytes > 0 && bytes % (1 << 10) == 0 {
+        format!("{}K", bytes >> 10)
+    } else {
+        bytes.to_string()
+    }
+}
+
 pub fn parse_duration(text: &str) -> Option<Duration> {
     let t = text.trim();
     let split = t
@@ -364,19 +378,36 @@ impl Config {
         c.filtering_file = value(&FILTERING_FILE).map(PathBuf::from);
         if let Some(v) = value(&CHUNK_SIZE) {
             match parse_size(&v) {
-                Some(n) if (MIN_CHUNK_SIZE..=MAX_CHUNK_SIZE).contains(&n) => c.chunk_size = n,
-                _ => warn(format!(
-                    "POMPTRACE_CHUNK_SIZE={v} is not a size in [4K, 16M]; using {}",
-                    c.chunk_size
+                Some(n) if n < MIN_CHUNK_SIZE => {
+                    c.chunk_size = MIN_CHUNK_SIZE;
+                    warn(format!(
+                        "POMPTRACE_CHUNK_SIZE={v} is below the smallest chunk OTF2 readers \
+                         take; using {}",
+                        size_text(MIN_CHUNK_SIZE)
+                    ));
+                }
+                Some(n) if n > MAX_CHUNK_SIZE => {
+                    c.chunk_size = MAX_CHUNK_SIZE;
+                    warn(format!(
+                        "POMPTRACE_CHUNK_SIZE={v} is above the largest chunk OTF2 readers \
+                         take; using {}",
+                        size_text(MAX_CHUNK_SIZE)
+                    ));
+                }
+                Some(n) => c.chunk_size = n,
+                None => warn(format!(
+                    "POMPTRACE_CHUNK_SIZE={v} is not a size; using {}",
+                    size_text(c.chunk_size)
                 )),
             }
         }
-        if let Some(v) = value(&BUFFER_SIZE) {
-            match parse_size(&v) {
+        let buffer_setting = value(&BUFFER_SIZE);
+        if let Some(v) = &buffer_setting {
+            match parse_size(v) {
                 Some(n) if n > 0 => c.buffer_size = n,
                 _ => warn(format!(
                     "POMPTRACE_BUFFER_SIZE={v} is not a size; using {}",
-                    c.buffer_size
+                    size_text(c.buffer_size)
                 )),
             }
         }
@@ -399,7 +430,16 @@ impl Config {
         if c.buffer_size < 2 * c.chunk_size {
             // A location needs one chunk to fill while another is written.
             c.chunk_size = (c.buffer_size / 2).clamp(MIN_CHUNK_SIZE, MAX_CHUNK_SIZE);
-            c.buffer_size = c.buffer_size.max(2 * c.chunk_size);
+            if c.buffer_size < 2 * c.chunk_size {
+                c.buffer_size = 2 * c.chunk_size;
+                if let Some(v) = buffer_setting {
+                    warn(format!(
+                        "POMPTRACE_BUFFER_SIZE={v} is less than two chunks of the smallest size \
+                         OTF2 readers take; using {}",
+                        size_text(c.buffer_size)
+                    ));
+                }
+            }
         }
         if let Some(v) = value(&CLOCK) {
             match v.trim().to_ascii_lowercase().as_str() {

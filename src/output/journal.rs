@@ -12,7 +12,7 @@
 //! normal end and recovery read the same facts the same way.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use once_cell::sync::OnceCell;
@@ -212,19 +212,36 @@ pub struct Replayed {
     pub dropped_bytes: usize,
 }
 
-/// Reads a journal file back into definitions.
-pub fn replay(bytes: &[u8]) -> Result<Replayed, String> {
-    let Some(records) = bytes.strip_prefix(MAGIC) else {
+/// Reads a journal held in memory back into definitions.
+#[cfg(test)]
+fn replay(bytes: &[u8]) -> Result<Replayed, String> {
+    replay_from(bytes, bytes.len() as u64)
+}
+
+/// Reads a journal back into definitions from `input`, `len` bytes long (a file's length when
+/// it was opened: what is appended later is not read), one record at a time: no more than one
+/// record is held in memory, however long the journal.
+pub fn replay_from(mut input: impl Read, len: u64) -> Result<Replayed, String> {
+    let mut magic = [0u8; MAGIC.len()];
+    if len < MAGIC.len() as u64 {
         return Err("not a pomptrace journal".into());
-    };
-    let (facts, used) = decode_records(records);
-    let mut definitions = Definitions::default();
-    for fact in facts {
-        definitions.apply(fact);
     }
+    input
+        .read_exact(&mut magic)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if magic != MAGIC {
+        return Err("not a pomptrace journal".into());
+    }
+    let records_len = len - MAGIC.len() as u64;
+    let mut definitions = Definitions::default();
+    let mut used = 0;
+    read_facts(&mut input, records_len, &mut used, |fact| {
+        definitions.apply(fact)
+    })
+    .map_err(|e| format!("cannot read it at byte {}: {e}", MAGIC.len() as u64 + used))?;
     Ok(Replayed {
         definitions,
-        dropped_bytes: records.len() - used,
+        dropped_bytes: (records_len - used) as usize,
     })
 }
 
@@ -341,28 +358,49 @@ pub fn encode(fact: &Fact, out: &mut Vec<u8>) {
 /// The whole, intact records at the start of `bytes`, and how many bytes they take.
 fn decode_records(bytes: &[u8]) -> (Vec<Fact>, usize) {
     let mut facts = Vec::new();
-    let mut at = 0;
-    while bytes.len() - at >= 8 {
-        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes")) as usize;
-        if bytes.len() - at - 8 < len {
-            break;
+    let mut used = 0;
+    // Reading from memory only ends where the records do: the length check comes first.
+    let _ = read_facts(&mut &bytes[..], bytes.len() as u64, &mut used, |fact| {
+        facts.push(fact)
+    });
+    (facts, used as usize)
+}
+
+/// Hands every whole, intact record among the next `len` bytes of `input` to `each`, in order,
+/// up to the first torn or damaged one, counting the bytes they take in `used`. A record's
+/// length is checked against the bytes left before its body is read, so a damaged length
+/// cannot make it read (or allocate) more than there is.
+fn read_facts(
+    input: &mut impl Read,
+    len: u64,
+    used: &mut u64,
+    mut each: impl FnMut(Fact),
+) -> io::Result<()> {
+    let mut frame = Vec::new();
+    loop {
+        let left = len - *used;
+        if left < 8 {
+            return Ok(());
         }
-        let body = &bytes[at + 4..at + 4 + len];
-        let sum = u32::from_le_bytes(
-            bytes[at + 4 + len..at + 8 + len]
-                .try_into()
-                .expect("4 bytes"),
-        );
-        if fnv1a(body) != sum {
-            break;
+        let mut head = [0u8; 4];
+        input.read_exact(&mut head)?;
+        let body_len = u64::from(u32::from_le_bytes(head));
+        if left - 8 < body_len {
+            return Ok(());
+        }
+        frame.clear();
+        frame.resize(body_len as usize + 4, 0);
+        input.read_exact(&mut frame)?;
+        let (body, sum) = frame.split_at(body_len as usize);
+        if fnv1a(body).to_le_bytes() != sum {
+            return Ok(());
         }
         match decode_body(body) {
-            Ok(fact) => facts.push(fact),
-            Err(_) => break,
+            Ok(fact) => each(fact),
+            Err(_) => return Ok(()),
         }
-        at += 8 + len;
+        *used += 8 + body_len;
     }
-    (facts, at)
 }
 
 fn get_str(d: &mut Decoder) -> DecodeResult<String> {
@@ -592,5 +630,30 @@ mod tests {
         assert_eq!(read, facts()[..facts().len() - 1]);
         assert!(replay(&damaged).unwrap().dropped_bytes > 0);
         assert!(replay(b"something else").is_err());
+    }
+
+    #[test]
+    fn a_damaged_tail_is_not_read_further_than_its_first_record() {
+        let mut whole = MAGIC.to_vec();
+        for f in facts() {
+            encode(&f, &mut whole);
+        }
+        // A terabyte of zeros (a sparse file's hole): its first "record" fails its checksum,
+        // and nothing after it is read.
+        let hole = 1u64 << 40;
+        let r = replay_from(
+            whole.as_slice().chain(io::repeat(0).take(hole)),
+            whole.len() as u64 + hole,
+        )
+        .unwrap();
+        assert_eq!(r.dropped_bytes as u64, hole);
+        assert_eq!(r.definitions.locations(), 1);
+        // A length longer than what is left is neither read nor allocated.
+        let mut claim = whole.clone();
+        claim.extend_from_slice(&(u32::MAX - 8).to_le_bytes());
+        claim.extend_from_slice(&[0; 100]);
+        let r = replay(&claim).unwrap();
+        assert_eq!(r.dropped_bytes, 104);
+        assert_eq!(r.definitions.locations(), 1);
     }
 }

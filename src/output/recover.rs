@@ -3,13 +3,14 @@
 //! global definitions and the anchor from the journal, and every whole event chunk that reached
 //! the disk. Nothing is made up: regions left open stay open, and there is no ProgramEnd.
 
-use std::io;
+use std::io::{self, BufReader};
 use std::path::{Path, PathBuf};
 
 use crate::base::clock::{self, ClockKind};
 use crate::output::journal::{self, journal_path};
 use crate::output::metric_definitions::MetricDefinitions;
 use otf2::recovery::salvage_event_file;
+use otf2::regular_file::open_regular;
 use otf2::ArchiveWriter;
 
 /// What the recovered archive holds, and what was lost.
@@ -65,17 +66,19 @@ impl Recovered {
 
 pub fn recover(dir: &Path) -> Result<Recovered, String> {
     let journal = journal_path(dir, None);
-    let bytes = std::fs::read(&journal).map_err(|e| {
-        if dir.join("traces.otf2").exists() {
+    let (file, len) = open_regular(&journal).map_err(|e| match e.kind() {
+        io::ErrorKind::NotFound if dir.join("traces.otf2").is_file() => {
             format!("{} already holds a complete trace", dir.display())
-        } else {
-            format!(
-                "cannot read {}: {e} (a run leaves it in its experiment directory)",
-                journal.display()
-            )
         }
+        io::ErrorKind::NotFound => format!(
+            "cannot read {}: {e} (a run leaves it in its experiment directory)",
+            journal.display()
+        ),
+        _ => format!("cannot read {}: {e}", journal.display()),
     })?;
-    let replayed = journal::replay(&bytes).map_err(|e| format!("{}: {e}", journal.display()))?;
+    // Read as it goes: a long run's journal may be larger than the memory to spare.
+    let replayed = journal::replay_from(BufReader::with_capacity(1 << 20, file), len)
+        .map_err(|e| format!("{}: {e}", journal.display()))?;
     let mut definitions = replayed.definitions;
     let start = definitions
         .start

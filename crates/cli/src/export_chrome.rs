@@ -14,6 +14,7 @@ use flate2::Compression;
 
 use crate::progress::Progress;
 use crate::region_visits::{walk, Mark, MarkKind, NestingDamage, Visit, VisitSink};
+use crate::terminal_text::escape_controls;
 use crate::trace_definitions::{self, TraceDefinitions};
 use crate::Failure;
 
@@ -56,11 +57,11 @@ pub fn run(args: &ExportArgs) -> Result<(), Failure> {
     };
     drop(progress);
     for note in defs.notes.iter().chain(&damage.warnings()) {
-        eprintln!("pomptrace: warning: {note}");
+        eprintln!("pomptrace: warning: {}", escape_controls(note));
     }
     eprintln!(
         "pomptrace: wrote {} ({events} trace events)",
-        output.display()
+        escape_controls(&output.display().to_string())
     );
     Ok(())
 }

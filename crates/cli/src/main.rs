@@ -21,6 +21,7 @@ mod recover;
 mod region_profile;
 mod region_visits;
 mod summary;
+mod terminal_text;
 mod trace_definitions;
 mod unify;
 mod view;
@@ -30,6 +31,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use terminal_text::escape_controls;
 
 /// One usage line per subcommand (clap's generated line would only say `<COMMAND>`).
 const USAGE_LINES: &str = "\
@@ -150,12 +152,13 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(message)) => {
-            eprintln!("pomptrace: {message}");
+            eprintln!("pomptrace: {}", escape_controls(&message));
             eprintln!("{}", Cli::command().render_usage());
             ExitCode::from(2)
         }
         Err(Failure::Error(message)) => {
-            eprintln!("pomptrace: {message}");
+            // Messages name files and what is in them.
+            eprintln!("pomptrace: {}", escape_controls(&message));
             ExitCode::from(1)
         }
     }

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::terminal_text::escape_controls;
 use crate::{print_stdout, Failure};
 
 /// Make what a killed (or out-of-space) run left in its experiment directory a readable trace,
@@ -17,5 +18,8 @@ pub struct RecoverArgs {
 
 pub fn run(args: &RecoverArgs) -> Result<(), Failure> {
     let recovered = pomptrace::recover(&args.dir).map_err(Failure::Error)?;
-    print_stdout(&format!("pomptrace: {}\n", recovered.summary()))
+    print_stdout(&format!(
+        "pomptrace: {}\n",
+        escape_controls(&recovered.summary())
+    ))
 }

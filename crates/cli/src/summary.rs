@@ -10,6 +10,7 @@ use serde_json::json;
 use crate::progress::Progress;
 use crate::region_profile::{profile_trace, Profile, RegionRow};
 use crate::region_visits::plural;
+use crate::terminal_text::{escape_controls, escape_json_controls};
 use crate::trace_definitions::{self, TraceDefinitions};
 use crate::{print_stdout, Failure};
 
@@ -108,7 +109,7 @@ impl Summary<'_> {
         let _ = writeln!(
             out,
             "trace {}: {} location{}, {} event{}, duration {:.3} ms",
-            self.args.archive.display(),
+            escape_controls(&self.args.archive.display().to_string()),
             locations,
             plural(locations),
             events,
@@ -122,7 +123,7 @@ impl Summary<'_> {
         let region_w = self
             .rows
             .iter()
-            .map(|r| r.name.chars().count())
+            .map(|r| escape_controls(&r.name).chars().count())
             .chain([40])
             .max()
             .unwrap_or(40);
@@ -131,7 +132,7 @@ impl Summary<'_> {
                 .defs
                 .locations
                 .iter()
-                .map(|l| l.name.chars().count())
+                .map(|l| escape_controls(&l.name).chars().count())
                 .chain([16])
                 .max()
                 .unwrap_or(16);
@@ -143,16 +144,16 @@ impl Summary<'_> {
             let mut previous = None;
             for (row, index, stats) in self.thread_rows() {
                 let label = if previous == Some(row.region) {
-                    ""
+                    "".into()
                 } else {
-                    row.name.as_str()
+                    escape_controls(&row.name)
                 };
                 previous = Some(row.region);
                 let _ = writeln!(
                     out,
                     "{:<region_w$} {:<thread_w$} {:>10} {:>18.3} {:>18.3}",
                     label,
-                    self.defs.locations[index].name,
+                    escape_controls(&self.defs.locations[index].name),
                     stats.visits,
                     self.ms(stats.inclusive),
                     self.ms(stats.exclusive)
@@ -180,7 +181,7 @@ impl Summary<'_> {
                 let _ = writeln!(
                     out,
                     "{:<region_w$} {:>8} {:>10} {:>15.3} {:>15.3} {:>30} {:>9.1}%",
-                    row.name,
+                    escape_controls(&row.name),
                     row.threads,
                     row.visits,
                     self.ms(row.inclusive.total),
@@ -300,17 +301,21 @@ impl Summary<'_> {
                 })
                 .collect();
         }
-        let mut text = serde_json::to_string_pretty(&document).unwrap_or_default();
+        let mut text =
+            escape_json_controls(&serde_json::to_string_pretty(&document).unwrap_or_default())
+                .into_owned();
         text.push('\n');
         text
     }
 }
 
-/// Quotes a CSV field when it needs it (RFC 4180).
+/// Quotes a CSV field when it needs it (RFC 4180), its control characters escaped (a CSV is
+/// as often read in a terminal as by a program).
 fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n']) {
+    let text = escape_controls(text);
+    if text.contains([',', '"']) {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {
-        text.to_string()
+        text.into_owned()
     }
 }

@@ -5,8 +5,10 @@
 
 use std::path::PathBuf;
 
+use otf2::regular_file::not_regular;
 use otf2::unify::{unify_directory, PARTS_DIR};
 
+use crate::terminal_text::escape_controls;
 use crate::{print_stdout, Failure};
 
 /// Merge the definitions the ranks of an MPI job wrote into DIR (DIR/ranks/) into
@@ -21,17 +23,17 @@ pub struct UnifyArgs {
 
 pub fn run(args: &UnifyArgs) -> Result<(), Failure> {
     let anchor = args.dir.join("traces.otf2");
-    if anchor.exists() {
-        return Err(Failure::Error(format!(
-            "{} exists: the job is already unified",
-            anchor.display()
-        )));
+    if let Ok(metadata) = std::fs::metadata(&anchor) {
+        return Err(Failure::Error(match not_regular(metadata.file_type()) {
+            None => format!("{} exists: the job is already unified", anchor.display()),
+            Some(kind) => format!("{} is {kind}, not a trace", anchor.display()),
+        }));
     }
     let summary =
         unify_directory(&args.dir, "traces", &args.dir.join(PARTS_DIR)).map_err(Failure::Error)?;
     let mut out = format!(
         "trace written to {} ({} ranks, {} locations)\n",
-        summary.anchor.display(),
+        escape_controls(&summary.anchor.display().to_string()),
         summary.parts,
         summary.locations
     );

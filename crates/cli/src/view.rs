@@ -19,6 +19,7 @@ use serde_json::json;
 use crate::progress::Progress;
 use crate::region_profile::{Profile, ProfileSink};
 use crate::region_visits::{walk, Mark, MarkKind, NestingDamage, Visit, VisitSink};
+use crate::terminal_text::escape_controls;
 use crate::trace_definitions::{self, ConstructKind, TraceDefinitions};
 use crate::Failure;
 
@@ -70,13 +71,13 @@ pub fn run(args: &ViewArgs) -> Result<(), Failure> {
     std::fs::write(&output, page)
         .map_err(|e| Failure::Error(format!("cannot write {}: {e}", output.display())))?;
     for note in defs.notes.iter().chain(&profile.damage.warnings()) {
-        eprintln!("pomptrace: warning: {note}");
+        eprintln!("pomptrace: warning: {}", escape_controls(note));
     }
     let bars: usize = lanes.iter().map(|l| l.bars.len()).sum();
     let cells: usize = lanes.iter().map(|l| l.cells.len()).sum();
     eprintln!(
         "pomptrace: wrote {} ({} lanes, {bars} bars{})",
-        output.display(),
+        escape_controls(&output.display().to_string()),
         lanes.len(),
         if detail.aggregated {
             format!(", {cells} aggregated cells")
@@ -448,8 +449,9 @@ fn render_page(
         "regions": regions,
         "profile": profile_rows,
     });
-    // Inside <script>, "</" could end the element; in JSON it only occurs in strings, where
-    // "<\/" means the same.
+    // Inside <script>, "</script" ends the element, and "<!--" followed by "<script" keeps
+    // the real end tag from ending it (the page is then blank): every "<" is written as
+    // "\u003c". In JSON a "<" can only be inside a string, where the escape reads the same.
     // The lanes' number arrays, by far the biggest part, go straight into the text, one lane
     // at a time, instead of through a JSON value tree.
     let mut data = data.to_string();
@@ -481,7 +483,7 @@ fn render_page(
         data.push('}');
     }
     data.push_str("]}");
-    let data = data.replace("</", "<\\/");
+    let data = data.replace('<', "\\u003c");
     PAGE.replacen(DATA_PLACEHOLDER, &data, 1)
 }
 

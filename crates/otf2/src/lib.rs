@@ -18,6 +18,7 @@ pub mod events;
 pub mod reader;
 pub mod records;
 pub mod recovery;
+pub mod regular_file;
 pub mod types;
 pub mod unify;
 pub mod wire;

@@ -1,8 +1,13 @@
 //! Reading OTF2 archives back: anchor, global and local definitions, events and snapshots.
 //!
 //! Files are read one chunk at a time, so a location with many millions of events is streamed,
-//! not loaded whole. Damage (a truncated file, a bad chunk header, a record running past its
-//! chunk) is reported as a [`ReadError`] naming the file and the byte offset; nothing panics.
+//! not loaded whole: a reader holds at most one chunk of a file (at most 16 MiB, less for a
+//! smaller file). Only regular files are read (a FIFO or a device under a trace file's name is
+//! refused before anything is read, see [`super::regular_file`]), and a file whose size cannot
+//! be what its name says (an empty chunked file, an anchor larger than [`MAX_ANCHOR_SIZE`]) is
+//! refused before its first byte is read. Damage (a truncated file, a bad chunk header, a record
+//! running past its chunk) is reported as a [`ReadError`] naming the file and the byte offset;
+//! nothing panics.
 
 use std::fmt;
 use std::fs::File;
@@ -17,6 +22,7 @@ use super::chunk::{
 use super::records::{
     get_attribute_list_payload, singleton_event, Event, GlobalDef, LocalDef, SnapRecord,
 };
+use super::regular_file::open_regular;
 use super::types::*;
 use super::wire::{DecodeError, DecodeResult, Decoder};
 use super::{ATTRIBUTE_LIST, TIMESTAMP};
@@ -62,6 +68,12 @@ impl ReadError {
 
 pub type ReadResult<T> = Result<T, ReadError>;
 
+/// The largest anchor file read. An anchor holds a few numbers, the machine name, the creator
+/// and the description (pomptrace writes the command line there: Linux caps a command line
+/// with its environment at 6 MiB) and the properties; anything larger is not an anchor, and is
+/// refused by its size before it is read.
+pub const MAX_ANCHOR_SIZE: u64 = 16 * 1024 * 1024;
+
 /// One event as read: its time, the attribute list that preceded it, and the event.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EventRecord {
@@ -89,7 +101,7 @@ impl ArchiveReader {
     /// Opens `DIR/NAME.otf2`.
     pub fn open(anchor_path: impl AsRef<Path>) -> ReadResult<Self> {
         let path = anchor_path.as_ref();
-        let data = std::fs::read(path).map_err(|e| ReadError::io(path, 0, e))?;
+        let data = read_anchor_file(path)?;
         let anchor = Anchor::decode(&data).map_err(|e| ReadError::decode(path, e))?;
         let name = path
             .file_name()
@@ -197,6 +209,26 @@ impl ArchiveReader {
     }
 }
 
+/// The bytes of an anchor file, refused by its type or size before any is read.
+fn read_anchor_file(path: &Path) -> ReadResult<Vec<u8>> {
+    let (file, len) = open_regular(path).map_err(|e| ReadError::io(path, 0, e))?;
+    if len > MAX_ANCHOR_SIZE {
+        return Err(ReadError {
+            file: path.to_path_buf(),
+            offset: 0,
+            message: format!(
+                "{len} bytes is not the size of an OTF2 anchor file (at most {MAX_ANCHOR_SIZE})"
+            ),
+        });
+    }
+    let mut data = Vec::with_capacity(len as usize);
+    // A file that grows meanwhile is read as long as it was.
+    file.take(len)
+        .read_to_end(&mut data)
+        .map_err(|e| ReadError::io(path, data.len() as u64, e))?;
+    Ok(data)
+}
+
 /// Streams an event file on its own (no anchor needed), e.g. one just written.
 pub fn read_event_file(path: &Path, chunk_size: u64) -> ReadResult<EventReader> {
     Ok(EventReader {
@@ -261,12 +293,21 @@ struct ChunkedFile {
 
 impl ChunkedFile {
     fn open(path: &Path, chunk_size: u64) -> ReadResult<Self> {
-        let file = File::open(path).map_err(|e| ReadError::io(path, 0, e))?;
+        let (file, len) = open_regular(path).map_err(|e| ReadError::io(path, 0, e))?;
+        if len == 0 {
+            return Err(ReadError {
+                file: path.to_path_buf(),
+                offset: 0,
+                message: "empty file (truncated before its first chunk?)".into(),
+            });
+        }
+        // A file shorter than a chunk is its only chunk: no more memory than its length.
+        let buffer_len = chunk_size.min(len) as usize;
         let mut s = Self {
             path: path.to_path_buf(),
             file,
             chunk_size: chunk_size as usize,
-            buf: vec![0; chunk_size as usize],
+            buf: vec![0; buffer_len],
             chunk_offset: 0,
             len: 0,
             pos: 0,
@@ -292,7 +333,7 @@ impl ChunkedFile {
             .seek(SeekFrom::Start(offset))
             .map_err(|e| ReadError::io(&self.path, offset, e))?;
         let mut filled = 0;
-        while filled < self.chunk_size {
+        while filled < self.buf.len() {
             match self.file.read(&mut self.buf[filled..]) {
                 Ok(0) => break,
                 Ok(n) => filled += n,

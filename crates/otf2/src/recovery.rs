@@ -14,6 +14,7 @@ use std::path::Path;
 use super::chunk::{
     write_chunk_header, CHUNK_HEADER, CHUNK_HEADER_LEN, END_OF_BUFFER, END_OF_FILE, LITTLE_ENDIAN,
 };
+use super::regular_file::refuse_unless_regular;
 
 /// What [`salvage_event_file`] kept and dropped.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -32,6 +33,11 @@ pub fn salvage_event_file(
     file_chunk_size: u64,
     memory_chunk_size: u64,
 ) -> io::Result<Salvaged> {
+    // A device is not even opened; a FIFO opened for reading and writing does not wait for a
+    // writer, but reading it would.
+    if let Ok(metadata) = std::fs::metadata(path) {
+        refuse_unless_regular(metadata.file_type())?;
+    }
     let file = OpenOptions::new()
         .read(true)
         .write(true)
@@ -39,7 +45,9 @@ pub fn salvage_event_file(
         .truncate(false)
         .custom_flags(libc::O_NOFOLLOW)
         .open(path)?;
-    let len = file.metadata()?.len();
+    let metadata = file.metadata()?;
+    refuse_unless_regular(metadata.file_type())?;
+    let len = metadata.len();
     let chunk_len = memory_chunk_size.min(file_chunk_size);
     let mut kept = Salvaged::default();
     let mut kept_end = 0;
