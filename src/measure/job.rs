@@ -154,7 +154,8 @@ fn finish_rank(
     part.write_local_defs(location_id(Some(job.rank), 0), offsets)
         .and_then(|()| part.finish(defs, &[]).map(drop))
         .map_err(|e| format!("writing the definitions of rank {} failed: {e}", job.rank))?;
-    if !unify::all_parts_written(&parts_dir) || !elected(&parts_dir) {
+    let anchor = experiment_dir.join("traces.otf2");
+    if !unify::all_parts_written(&parts_dir) || !elected(&parts_dir, &anchor) {
         return Ok(format!(
             "rank {} of {} wrote its part of {}",
             job.rank,
@@ -163,6 +164,9 @@ fn finish_rank(
         ));
     }
     let summary = unify::unify_directory(experiment_dir, "traces", &parts_dir)?;
+    // Removed only once the anchor is there: a rank that gets the marker after this sees the
+    // anchor and does not unify again.
+    let _ = std::fs::remove_file(parts_dir.join(UNIFIER_MARKER));
     Ok(if job.size == 1 {
         format!("trace written to {}", summary.anchor.display())
     } else {
@@ -175,13 +179,20 @@ fn finish_rank(
     })
 }
 
-/// True for exactly one caller per directory.
-fn elected(parts_dir: &Path) -> bool {
-    std::fs::OpenOptions::new()
+/// True for exactly one caller per directory: the first to create the marker while the job's
+/// `anchor` is not written yet (the unifier removes the marker after writing it).
+fn elected(parts_dir: &Path, anchor: &Path) -> bool {
+    let marker = parts_dir.join(UNIFIER_MARKER);
+    let created = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(parts_dir.join(UNIFIER_MARKER))
-        .is_ok()
+        .open(&marker)
+        .is_ok();
+    if created && anchor.exists() {
+        let _ = std::fs::remove_file(&marker);
+        return false;
+    }
+    created
 }
 
 #[cfg(test)]
@@ -235,8 +246,14 @@ mod tests {
     fn one_unifier_is_elected() {
         let dir = crate::otf2::test_dir("pomptrace-elect");
         let _ = std::fs::remove_file(dir.join(UNIFIER_MARKER));
-        assert!(elected(&dir));
-        assert!(!elected(&dir));
+        let anchor = dir.join("traces.otf2");
+        assert!(elected(&dir, &anchor));
+        assert!(!elected(&dir, &anchor));
+        // After the unifier wrote the anchor and removed the marker, nobody else is elected.
+        std::fs::write(&anchor, "").unwrap();
+        std::fs::remove_file(dir.join(UNIFIER_MARKER)).unwrap();
+        assert!(!elected(&dir, &anchor));
+        assert!(!dir.join(UNIFIER_MARKER).exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

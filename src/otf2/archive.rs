@@ -1,7 +1,7 @@
 //! Archive layout on disk: `DIR/NAME.otf2` (anchor), `DIR/NAME.def` (global definitions) and
 //! `DIR/NAME/<L>.evt|.def|.snap` per location; while it is written, `DIR/.NAME.lock` (held by
-//! the one process writing it) and `DIR/.NAME.reserve` (room for the definitions and the anchor
-//! on a disk that fills up meanwhile). When several processes write the locations of one
+//! the one process writing it, removed when it has written the archive) and `DIR/.NAME.reserve`
+//! (room for the definitions and the anchor on a disk that fills up meanwhile). When several processes write the locations of one
 //! archive, each holds `DIR/.NAME.WRITER.lock` and `DIR/.NAME.WRITER.reserve` of its own.
 
 use std::fs::{self, File, OpenOptions};
@@ -59,7 +59,7 @@ pub struct ArchiveWriter {
     snapshots: u32,
     /// `NAME`, or `NAME.WRITER` for one of several writers: names the lock and the reserve.
     writer_stem: String,
-    _lock: ArchiveLock,
+    lock: ArchiveLock,
 }
 
 impl ArchiveWriter {
@@ -112,7 +112,7 @@ impl ArchiveWriter {
             config,
             snapshots: 0,
             writer_stem,
-            _lock: lock,
+            lock,
         };
         if writer.anchor_path().exists() {
             return Err(io::Error::new(
@@ -134,6 +134,7 @@ impl ArchiveWriter {
     /// stay, its disk reserve is given back and its lock released.
     pub fn close_unanchored(self) {
         let _ = fs::remove_file(self.reserve_path());
+        self.lock.release();
     }
 
     /// Sets [`RESERVE_BYTES`] aside, unless a reserve is already there (left by a killed run).
@@ -275,6 +276,7 @@ impl ArchiveWriter {
         let tmp = self.dir.join(format!(".{}.otf2.tmp", self.name));
         write_file(&tmp, &anchor.encode())?;
         fs::rename(&tmp, self.anchor_path())?;
+        self.lock.release();
         Ok(anchor)
     }
 }

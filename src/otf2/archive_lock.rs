@@ -1,15 +1,17 @@
 //! The lock that makes one process the only writer of an archive: `flock` on a lock file in the
 //! archive's directory, held for the writer's life, with the holder's process id inside so that
-//! a second process can say who has it.
+//! a second process can say who has it. A writer that ends normally removes the file; one that
+//! is killed leaves it, unlocked.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
 use std::os::unix::fs::MetadataExt;
 use std::os::unix::io::AsRawFd;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub struct ArchiveLock {
     file: Option<File>,
+    path: PathBuf,
     /// Identity of the lock file: the program may close our descriptor and get the number
     /// back for a file of its own, which we must then not close.
     identity: (u64, u64),
@@ -19,6 +21,18 @@ impl ArchiveLock {
     /// Takes the lock at `path` without waiting; [`io::ErrorKind::WouldBlock`] naming the
     /// holder's process id if another process has it.
     pub fn take(path: &Path) -> io::Result<Self> {
+        // A holder that ends removes the file after taking it over: a lock taken on the
+        // removed file is taken again on the new one.
+        loop {
+            let lock = Self::take_file(path)?;
+            let current = std::fs::metadata(path).map(|md| (md.dev(), md.ino()));
+            if current.ok() == Some(lock.identity) {
+                return Ok(lock);
+            }
+        }
+    }
+
+    fn take_file(path: &Path) -> io::Result<Self> {
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -45,8 +59,18 @@ impl ArchiveLock {
         let md = file.metadata()?;
         Ok(Self {
             file: Some(file),
+            path: path.to_path_buf(),
             identity: (md.dev(), md.ino()),
         })
+    }
+
+    /// Lets go of the lock at a normal end, removing the lock file while still holding it.
+    pub fn release(self) {
+        let ours =
+            std::fs::metadata(&self.path).is_ok_and(|md| (md.dev(), md.ino()) == self.identity);
+        if ours && self.file.is_some() {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
@@ -97,7 +121,14 @@ mod tests {
             "{e}"
         );
         drop(first);
-        ArchiveLock::take(&path).expect("free again");
+        let second = ArchiveLock::take(&path).expect("free again");
+        assert!(
+            path.exists(),
+            "a lock dropped without release leaves its file"
+        );
+        second.release();
+        assert!(!path.exists(), "a released lock removes its file");
+        ArchiveLock::take(&path).expect("taken again").release();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
