@@ -199,6 +199,11 @@ fn installed_with_make_and_linked_through_pkg_config_and_pomptrace_config() {
     ] {
         assert!(prefix.join(file).is_file(), "make install left out {file}");
     }
+    // One-word compiler commands, next to the command they run.
+    for compiler in ["gcc", "g++", "gfortran", "mpicc"] {
+        let link = prefix.join(format!("bin/pomptrace-{compiler}"));
+        assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("pomptrace"));
+    }
     let lib = prefix.join("lib");
     let include = prefix.join("include");
 

@@ -63,6 +63,11 @@ Compiler wrapper:
       prints each command run. Each option also has an environment variable
       (POMPTRACE_STATIC=1, ...; `pomptrace config --env` lists them), so CC=\"pomptrace gcc\", ./configure CC=\"pomptrace gcc\" and
       CMAKE_C_COMPILER_LAUNCHER=pomptrace (with CMAKE_C_LINKER_LAUNCHER=pomptrace) work.
+
+  pomptrace wrap --create COMPILER... [--dir DIR]
+      Make one-word commands pomptrace-COMPILER (links to pomptrace, next to it or in DIR)
+      that run `pomptrace COMPILER`, for builds that need CC to be one program
+      (CC=pomptrace-gcc); their options come from the environment variables.
 ";
 
 /// Whether the command line is a compiler invocation: the first word is one of the wrapper's
@@ -121,12 +126,7 @@ enum Stop {
 
 /// Runs the wrapper; returns the exit status.
 pub fn run(args: &[String]) -> i32 {
-    let mut options = Options::default();
-    for (_, variable) in OPTIONS {
-        if settings::switch_on(variable) {
-            options.set(variable);
-        }
-    }
+    let mut options = options_from_environment();
     let mut rest = args;
     while let Some((_, variable)) = rest
         .first()
@@ -139,6 +139,29 @@ pub fn run(args: &[String]) -> i32 {
         eprintln!("pomptrace: the compiler to run is missing after the options");
         return 2;
     };
+    run_with(options, compiler, compiler_args)
+}
+
+/// Runs the wrapper as a one-word compiler command (`pomptrace-gcc ARGS...`): `line` is the
+/// compiler and its arguments, the options come from the environment only.
+pub fn run_compiler(line: &[String]) -> i32 {
+    let Some((compiler, compiler_args)) = line.split_first() else {
+        return 2;
+    };
+    run_with(options_from_environment(), compiler, compiler_args)
+}
+
+fn options_from_environment() -> Options {
+    let mut options = Options::default();
+    for (_, variable) in OPTIONS {
+        if settings::switch_on(variable) {
+            options.set(variable);
+        }
+    }
+    options
+}
+
+fn run_with(options: Options, compiler: &str, compiler_args: &[String]) -> i32 {
     let line = CommandLine::parse(compiler_args);
     let mut wrapper = Wrapper {
         compiler,
