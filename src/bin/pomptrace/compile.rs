@@ -463,8 +463,14 @@ impl Wrapper<'_> {
             return Ok(());
         }
         let _ = std::fs::remove_file(object);
+        // An error in opari2's region table has no line of the user's.
+        let in_region_table = |place: &str| {
+            place
+                .as_bytes()
+                .starts_with(opari2_output::REGION_TABLE_NAME)
+        };
         let message = match opari2_output::first_error(&messages) {
-            Some((place, error)) if !place.is_empty() => {
+            Some((place, error)) if !place.is_empty() && !in_region_table(&place) => {
                 format!("{place}: opari2 output does not compile: {error}")
             }
             Some((_, error)) => format!("{source}: opari2 output does not compile: {error}"),

@@ -1,0 +1,15 @@
+#include <cstdio>
+
+#include "matrix.hpp"
+
+int main()
+{
+    Matrix a(64), b(64);
+#pragma omp parallel for
+    for (int i = 0; i < 64 * 64; i++) {
+        a.v[i] = i % 7;
+        b.v[i] = i % 5;
+    }
+    std::printf("matrix_demo: trace %.1f\n", a.trace_of_product(b));
+    return 0;
+}
