@@ -701,7 +701,7 @@ fn constructs_opari2_gets_wrong_build_with_werror_and_run_as_the_plain_build() {
     assert_eq!(traced.stdout(), plain_output(&plain.join("limits")));
     assert_eq!(
         traced.stdout(),
-        "branches -124500.0\nsimd 13500.0\ntasks 2584 4950\n"
+        "branches -124500.0\nsimd 13500.0\ntasks 2584 4950\nnested 7668\n"
     );
     let view = View::read(&traced.anchor());
     view.assert_well_formed();
@@ -711,6 +711,12 @@ fn constructs_opari2_gets_wrong_build_with_werror_and_run_as_the_plain_build() {
     assert_eq!(entered["!$omp for @branches.c:18"], 2);
     assert_eq!(region(&view, "!$omp for @branches.c:11").end, 13);
     assert_eq!(region(&view, "!$omp for @branches.c:18").end, 23);
+    // Constructs as unbraced branches: an atomic (ended by its semicolon) and a critical in
+    // `if ... else`, a parallel region with its master as the body of `while`.
+    assert_eq!(entered["!$omp atomic @nested.c:22"], 334);
+    assert_eq!(entered["!$omp critical @nested.c:19"], 666);
+    assert_eq!(region(&view, "!$omp for @nested.c:16").end, 23);
+    assert_eq!(entered["!$omp master @nested.c:27"], 1);
     // `parallel for simd` as a parallel region and a `for simd` loop, both at its line.
     assert_eq!(entered["!$omp parallel @simd.c:9"], 2);
     assert_eq!(entered["!$omp for @simd.c:9"], 2);

@@ -7,5 +7,6 @@ double branches(int n);
 double simd_sum(int n);
 long fib_tasks(int n);
 long loop_tasks(void);
+long nested(int n);
 
 #endif

@@ -153,7 +153,11 @@ pub fn quote(name: &[u8]) -> Vec<u8> {
 
 /// A marker line naming `name` for the next line, `line`; of the flags, only "system header"
 /// (3) and "extern C" (4) are kept: 1 and 2 (entering and leaving a file) would not nest.
+/// Without a name (none was given yet) it is a `#line` directive.
 fn marker_line(line: u32, name: &[u8], flags: &[u8]) -> Vec<u8> {
+    if name.is_empty() {
+        return format!("#line {line}\n").into_bytes();
+    }
     let mut out = format!("# {line} ").into_bytes();
     out.extend(quote(name));
     for flag in flags.iter().filter(|f| matches!(f, 3 | 4)) {
@@ -187,12 +191,21 @@ fn absolute_name(name: &[u8], names: &Names) -> Vec<u8> {
 }
 
 /// The current file and line of a preprocessed text, line by line.
-#[derive(Default)]
 struct LineTracker {
     file: Vec<u8>,
     flags: Vec<u8>,
     /// The number of the line about to be read.
     next: u32,
+}
+
+impl Default for LineTracker {
+    fn default() -> Self {
+        LineTracker {
+            file: Vec::new(),
+            flags: Vec::new(),
+            next: 1,
+        }
+    }
 }
 
 impl LineTracker {
@@ -945,21 +958,83 @@ fn add_braces(text: &[u8]) -> Option<Vec<u8>> {
     }
     pairs.sort_unstable();
     pairs.dedup();
-    // At one position, closing braces before opening ones.
-    let mut inserts: Vec<(usize, u8)> = pairs
-        .iter()
-        .flat_map(|&(open, close)| [(open, b'{'), (close, b'}')])
-        .collect();
-    inserts.sort_by_key(|&(position, brace)| (position, brace == b'{'));
-    let mut out = Vec::with_capacity(text.len() + inserts.len());
+    let mut opens: Vec<usize> = pairs.iter().map(|&(open, _)| open).collect();
+    let mut closes: Vec<usize> = pairs.iter().map(|&(_, close)| close).collect();
+    opens.sort_unstable();
+    closes.sort_unstable();
+    let places = LinePlaces::new(text);
+    let mut out = Vec::with_capacity(text.len() + 64 * closes.len());
     let mut copied = 0;
-    for (position, brace) in inserts {
+    let (mut o, mut c) = (0, 0);
+    while o < opens.len() || c < closes.len() {
+        // At one position, closing braces before opening ones.
+        let position = match (opens.get(o), closes.get(c)) {
+            (Some(&open), Some(&close)) => open.min(close),
+            (Some(&open), None) => open,
+            (None, Some(&close)) => close,
+            (None, None) => break,
+        };
         out.extend_from_slice(&text[copied..position]);
-        out.push(brace);
         copied = position;
+        let mut closing = 0;
+        while closes.get(c) == Some(&position) {
+            closing += 1;
+            c += 1;
+        }
+        if closing > 0 {
+            // On a line of its own: opari2 ends a construct whose statement ends in `;` at the
+            // start of the next line, and one ending on the same line as the brace would
+            // never be ended. Line markers give the brace and the rest of the line the
+            // statement's line.
+            let (file, line, flags) = places.at(position);
+            out.push(b'\n');
+            for _ in 0..closing {
+                out.extend(marker_line(line, file, flags));
+                out.extend_from_slice(b"}\n");
+            }
+            out.extend(marker_line(line, file, flags));
+        }
+        while opens.get(o) == Some(&position) {
+            out.push(b'{');
+            o += 1;
+        }
     }
     out.extend_from_slice(&text[copied..]);
     Some(out)
+}
+
+/// The file, line and flags of every line of a preprocessed text, by its start.
+struct LinePlaces {
+    starts: Vec<usize>,
+    places: Vec<(Vec<u8>, u32, Vec<u8>)>,
+}
+
+impl LinePlaces {
+    fn new(text: &[u8]) -> Self {
+        let mut tracker = LineTracker::default();
+        let (mut starts, mut places) = (Vec::new(), Vec::new());
+        let mut start = 0;
+        for line in lines(text) {
+            let marker = parse_marker(strip_newline(line));
+            let number = tracker.advance(marker.as_ref());
+            starts.push(start);
+            places.push((tracker.file.clone(), number, tracker.flags.clone()));
+            start += line.len();
+        }
+        LinePlaces { starts, places }
+    }
+
+    /// The place of the line that holds byte `position`.
+    fn at(&self, position: usize) -> (&[u8], u32, &[u8]) {
+        let index = self
+            .starts
+            .partition_point(|&s| s <= position)
+            .saturating_sub(1);
+        match self.places.get(index) {
+            Some((file, line, flags)) => (file, *line, flags),
+            None => (b"", 0, b""),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1017,39 +1092,54 @@ mod tests {
         );
     }
 
+    /// `body` fixed as the text of file m.c.
+    fn fixed_body(body: &str) -> String {
+        let text = fixed(&format!("# 1 \"m.c\"\n{body}"));
+        text.strip_prefix("# 1 \"/work/project/m.c\"\n")
+            .expect("the marker")
+            .replace("\"/work/project/m.c\"", "m")
+    }
+
     #[test]
     fn loop_bodies_and_blocks_get_braces() {
-        // The unbraced loop of a worksharing construct inside `if ... else`.
+        // The unbraced loop of a worksharing construct inside `if ... else`: braces for the
+        // loop body and the construct, closed on lines of their own.
         assert_eq!(
-            fixed(
+            fixed_body(
                 "if (n > 5)\n#pragma omp parallel for\n  for (i = 0; i < n; i++)\n    a[i] = i;\nelse\n  a[0] = 1;\n"
             ),
-            "if (n > 5){\n#pragma omp parallel for\n  for (i = 0; i < n; i++){\n    a[i] = i;}}\nelse\n  a[0] = 1;\n"
+            "if (n > 5){\n#pragma omp parallel for\n  for (i = 0; i < n; i++){\n    a[i] = i;\n# 4 m\n}\n# 4 m\n}\n# 4 m\n\nelse\n  a[0] = 1;\n"
         );
-        // An `if ... else` as the loop body; a collapsed nest gets braces at the inner body.
+        // An `if ... else` as the loop body; a collapsed nest gets braces at the inner body;
+        // the rest of the line keeps its number.
         assert_eq!(
-            fixed("#pragma omp for collapse(2)\nfor (i = 0; i < n; i++)\n for (j = 0; j < n; j++)\n  if (i) x(); else { y(); }\nz();\n"),
-            "#pragma omp for collapse(2)\nfor (i = 0; i < n; i++)\n for (j = 0; j < n; j++){\n  if (i) x(); else { y(); }}\nz();\n"
+            fixed_body("#pragma omp for collapse(2)\nfor (i = 0; i < n; i++)\n for (j = 0; j < n; j++)\n  if (i) x(); else { y(); } z();\n"),
+            "#pragma omp for collapse(2)\nfor (i = 0; i < n; i++)\n for (j = 0; j < n; j++){\n  if (i) x(); else { y(); }\n# 4 m\n}\n# 4 m\n z();\n"
         );
         // Braced bodies and blocks stay as they are.
         let braced =
             "#pragma omp parallel\n{\n#pragma omp for\nfor (i = 0; i < n; i++) {\n x();\n}\n}\n";
-        assert_eq!(fixed(braced), braced);
+        assert_eq!(fixed_body(braced), braced);
         // A block construct's statement, a do-while, and a pragma inside a loop body.
         assert_eq!(
-            fixed("#pragma omp single\ndo x(); while (f(\"}\"));\n#pragma omp task\nif (a) b(); else c();\n"),
-            "#pragma omp single\n{do x(); while (f(\"}\"));}\n#pragma omp task\n{if (a) b(); else c();}\n"
+            fixed_body("#pragma omp single\ndo x(); while (f(\"}\"));\n#pragma omp task\nif (a) b(); else c();\n"),
+            "#pragma omp single\n{do x(); while (f(\"}\"));\n# 2 m\n}\n# 2 m\n\n#pragma omp task\n{if (a) b(); else c();\n# 4 m\n}\n# 4 m\n\n"
         );
         assert_eq!(
-            fixed("#pragma omp parallel for\nfor (auto &v : m)\n#pragma omp critical\n  v.x++;\n"),
-            "#pragma omp parallel for\nfor (auto &v : m){\n#pragma omp critical\n  {v.x++;}}\n"
+            fixed_body("#pragma omp parallel for\nfor (auto &v : m)\n#pragma omp atomic\n  v.x++;\n"),
+            "#pragma omp parallel for\nfor (auto &v : m){\n#pragma omp atomic\n  v.x++;\n# 4 m\n}\n# 4 m\n\n"
         );
         // Standalone directives, atomics and expression statements are left alone.
         let alone = "#pragma omp barrier\n#pragma omp atomic\nn++;\nx = [&]{ return 1; }();\n";
-        assert_eq!(fixed(alone), alone);
+        assert_eq!(fixed_body(alone), alone);
         // Unbalanced text is left as it is.
         let broken = "#pragma omp single\nif (a) b(;\n";
-        assert_eq!(fixed(broken), broken);
+        assert_eq!(fixed_body(broken), broken);
+        // Without a marker, the line is given by #line.
+        assert_eq!(
+            fixed("#pragma omp task\nx();\n"),
+            "#pragma omp task\n{x();\n#line 2\n}\n#line 2\n\n"
+        );
     }
 
     #[test]
