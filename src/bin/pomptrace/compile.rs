@@ -269,6 +269,23 @@ fn absolute(source: &str) -> PathBuf {
     }
 }
 
+/// `path` as the last of the user's `-fdebug-prefix-map=OLD=NEW` and `-ffile-prefix-map=OLD=NEW`
+/// options whose OLD starts it maps it (as GCC and Clang choose).
+fn prefix_mapped(path: &Path, flags: &[&str]) -> PathBuf {
+    let text = path.to_string_lossy();
+    for flag in flags.iter().rev() {
+        let map = flag
+            .strip_prefix("-fdebug-prefix-map=")
+            .or_else(|| flag.strip_prefix("-ffile-prefix-map="));
+        if let Some((old, new)) = map.and_then(|m| m.split_once('=')) {
+            if let Some(rest) = text.strip_prefix(old) {
+                return PathBuf::from(format!("{new}{rest}"));
+            }
+        }
+    }
+    path.to_path_buf()
+}
+
 /// Whether a compiler flag asks for debug information.
 fn is_debug_flag(flag: &str) -> bool {
     flag.starts_with("-g") && flag != "-g0"
@@ -441,12 +458,14 @@ impl Wrapper<'_> {
             // INCLUDE lines and #include of the original place.
             command.arg(format!("-I{}", source_dir.display()));
         }
-        if self.line.compile_flags().iter().any(|f| is_debug_flag(f)) {
-            // The compile unit is the user's source, not the temporary file.
+        let flags = self.line.compile_flags();
+        if flags.iter().any(|f| is_debug_flag(f)) {
+            // The compile unit is the user's source as the plain compile names it (as given,
+            // mapped by the user's own prefix maps), not the temporary file.
             let mut map = std::ffi::OsString::from("-fdebug-prefix-map=");
             map.push(&instrumented);
             map.push("=");
-            map.push(absolute(source));
+            map.push(prefix_mapped(Path::new(source), &flags));
             command.arg(map);
         }
         command.arg("-c").arg(&instrumented).args(["-o", object]);
@@ -849,5 +868,22 @@ mod tests {
         assert!(!is_compiler_invocation(&words("--help")));
         assert!(!is_compiler_invocation(&[]));
         assert_eq!(quoted_for_line_directive("a\"b\\c.c"), "a\\\"b\\\\c.c");
+        let flags = [
+            "-g",
+            "-ffile-prefix-map=/src=.",
+            "-fdebug-prefix-map=/src/lib=/lib",
+        ];
+        assert_eq!(
+            prefix_mapped(Path::new("/src/lib/a.c"), &flags),
+            Path::new("/lib/a.c")
+        );
+        assert_eq!(
+            prefix_mapped(Path::new("/src/b.c"), &flags),
+            Path::new("./b.c")
+        );
+        assert_eq!(
+            prefix_mapped(Path::new("/other/c.c"), &flags),
+            Path::new("/other/c.c")
+        );
     }
 }
