@@ -642,6 +642,12 @@ impl Wrapper<'_> {
         let ran = command
             .output()
             .map_err(|e| Stop::Message(format!("cannot run {opari2}: {e}")))?;
+        if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&ran.status) {
+            return Ok(Err(format!(
+                "{source}: error: opari2 cannot instrument this file: it was killed by signal \
+                 {signal}"
+            )));
+        }
         if !ran.status.success() {
             let mut text = String::from_utf8_lossy(&ran.stderr).into_owned();
             text.push_str(&String::from_utf8_lossy(&ran.stdout));

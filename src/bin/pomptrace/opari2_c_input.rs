@@ -51,8 +51,28 @@ pub struct Fixed {
 
 pub fn fix(text: &[u8], names: &Names) -> Fixed {
     let (text, taskloop) = fix_lines(text, names);
+    let text = without_digit_separators(&text);
     let text = add_braces(&text).unwrap_or(text);
     Fixed { text, taskloop }
+}
+
+/// `text` with the digit separators of its numbers (`1'000'000`, C++14 and C23) left out:
+/// opari2 takes the `'` for the start of a character constant and reads past the end of the
+/// line, writing memory into its output or crashing.
+fn without_digit_separators(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut copied = 0;
+    for token in tokens(text) {
+        let number = token.kind == Kind::Literal
+            && (text[token.start].is_ascii_digit() || text[token.start] == b'.');
+        if number && text[token.start..token.end].contains(&b'\'') {
+            out.extend_from_slice(&text[copied..token.start]);
+            out.extend(text[token.start..token.end].iter().filter(|c| **c != b'\''));
+            copied = token.end;
+        }
+    }
+    out.extend_from_slice(&text[copied..]);
+    out
 }
 
 /// A line marker: `# 12 "file" 1 3` or `#line 12 "file"`.
@@ -1139,6 +1159,14 @@ mod tests {
         assert_eq!(
             fixed("#pragma omp task\nx();\n"),
             "#pragma omp task\n{x();\n#line 2\n}\n#line 2\n\n"
+        );
+    }
+
+    #[test]
+    fn digit_separators_are_left_out() {
+        assert_eq!(
+            fixed("long x = 1'000'000 + 0x1'f + 1.5'5e+1'0, c = 'a' + u8'b';\n"),
+            "long x = 1000000 + 0x1f + 1.55e+10, c = 'a' + u8'b';\n"
         );
     }
 

@@ -10,6 +10,8 @@ int main()
         a.v[i] = i % 7;
         b.v[i] = i % 5;
     }
-    std::printf("matrix_demo: trace %.1f\n", a.trace_of_product(b));
+    // Digit separators (opari2 reads them as the start of a character constant).
+    const long scale = 1'000;
+    std::printf("matrix_demo: trace %.1f\n", a.trace_of_product(b) * scale / 1'000);
     return 0;
 }
