@@ -605,7 +605,7 @@ impl Wrapper<'_> {
                     &absolute.to_string_lossy(),
                 );
                 if let Some(line) = fixed.taskloop {
-                    warn_taskloop(&format!("{source}:{line}"));
+                    warn_taskloop(&format!("{}:{line}", absolute.display()));
                 }
                 let input = match fixed.text {
                     Some(fixed) => {
