@@ -4,6 +4,7 @@
 #
 # builds the release library and command with cargo, then installs
 #   PREFIX/bin/pomptrace
+#   PREFIX/bin/pomptrace-gcc, pomptrace-mpicc, ... (links to pomptrace: $(WRAPPED_COMPILERS))
 #   PREFIX/lib/libpomptrace.so, PREFIX/lib/libpomptrace.a
 #   PREFIX/include/opari2/pomp2_lib.h, PREFIX/include/opari2/pomp2_user_lib.h
 #   PREFIX/lib/pkgconfig/pomptrace.pc   (pkg-config --cflags --libs pomptrace)
@@ -21,6 +22,8 @@ CARGO_PROFILE_DIR ?=
 INSTALL ?= install
 MPICC ?= mpicc
 HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
+# One-word compiler commands: pomptrace-gcc runs `pomptrace gcc`.
+WRAPPED_COMPILERS ?= cc c++ gcc g++ gfortran clang clang++ mpicc mpicxx mpifort mpif90
 
 VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | head -n 1)
 HEADERS := include/opari2/pomp2_lib.h include/opari2/pomp2_user_lib.h
@@ -50,6 +53,7 @@ mpi: $(INSTALL_DEPS)
 install: $(INSTALL_DEPS) $(if $(HAVE_MPICC),mpi)
 	$(INSTALL) -d $(DEST)/bin $(DEST)/lib/pkgconfig $(DEST)/include/opari2
 	$(INSTALL) -m 755 $(BUILT)/pomptrace $(DEST)/bin/pomptrace
+	for c in $(WRAPPED_COMPILERS); do ln -sfn pomptrace $(DEST)/bin/pomptrace-$$c || exit 1; done
 	$(INSTALL) -m 755 $(BUILT)/libpomptrace.so $(DEST)/lib/libpomptrace.so
 	$(INSTALL) -m 644 $(BUILT)/libpomptrace.a $(DEST)/lib/libpomptrace.a
 	$(if $(HAVE_MPICC),$(INSTALL) -m 755 $(BUILT)/libpomptrace_mpi.so $(DEST)/lib/libpomptrace_mpi.so)
@@ -58,6 +62,7 @@ install: $(INSTALL_DEPS) $(if $(HAVE_MPICC),mpi)
 	    > $(DEST)/lib/pkgconfig/pomptrace.pc
 
 uninstall:
-	rm -f $(DEST)/bin/pomptrace $(DEST)/lib/libpomptrace.so $(DEST)/lib/libpomptrace.a \
+	rm -f $(DEST)/bin/pomptrace $(addprefix $(DEST)/bin/pomptrace-,$(WRAPPED_COMPILERS)) \
+	    $(DEST)/lib/libpomptrace.so $(DEST)/lib/libpomptrace.a \
 	    $(DEST)/lib/libpomptrace_mpi.so \
 	    $(DEST)/lib/pkgconfig/pomptrace.pc $(addprefix $(DEST)/,$(HEADERS))

@@ -144,10 +144,18 @@ fn rank_detection_alone_writes_one_archive_with_a_location_group_per_rank() {
     let view = View::read(&second[0].join("traces.otf2"));
     view.assert_well_formed();
     assert_four_ranks_of_two_threads(&view);
-    // Each rank's lock and journal were its own, and the journals went with the finished run.
+    // The journals, the ranks' locks and the unifier's marker went with the finished run.
     for r in 0..RANKS {
-        assert!(second[0].join(format!(".traces.rank{r}.lock")).exists());
         assert!(!second[0].join(format!("traces.rank{r}.journal")).exists());
+    }
+    for dir in [second[0].clone(), second[0].join("ranks")] {
+        let leftovers: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".lock") || name == ".unifying")
+            .collect();
+        assert!(leftovers.is_empty(), "{}: {leftovers:?}", dir.display());
     }
 }
 

@@ -199,6 +199,11 @@ fn installed_with_make_and_linked_through_pkg_config_and_pomptrace_config() {
     ] {
         assert!(prefix.join(file).is_file(), "make install left out {file}");
     }
+    // One-word compiler commands, next to the command they run.
+    for compiler in ["gcc", "g++", "gfortran", "mpicc"] {
+        let link = prefix.join(format!("bin/pomptrace-{compiler}"));
+        assert_eq!(std::fs::read_link(&link).unwrap(), Path::new("pomptrace"));
+    }
     let lib = prefix.join("lib");
     let include = prefix.join("include");
 
@@ -568,10 +573,13 @@ fn config_spellings_and_errors() {
     assert_eq!(config(&["--fortran", "--cflags"]), cflags);
     assert_eq!(config(&["--build-check", "--cflags"]), cflags);
     assert_eq!(config(&["--interface-version"]), "3:0:0\n");
-    // The build tree's library: next to the command, or in deps/ where cargo test refreshes it.
-    let dir = library_dir();
+    // The build tree's shared library: next to the command, never in deps/ (which later
+    // builds replace under the programs linked against it); where cargo test refreshed only
+    // deps/, the command copied it up.
+    let dir = bin.parent().unwrap();
     assert_eq!(config(&["--libdir"]), format!("{}\n", dir.display()));
-    assert!(dir.join("libpomptrace.so").is_file() && dir.join("libpomptrace.a").is_file());
+    let library = |dir: &Path| std::fs::read(dir.join("libpomptrace.so")).unwrap();
+    assert!(library(dir) == library(&library_dir()));
 
     // `--region-initialization -` always filters; in `...` without input it prints its command.
     let scratch = Scratch::new("link-config");

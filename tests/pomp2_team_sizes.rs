@@ -3,7 +3,7 @@
 //! be active): every member of every team instance records the same Comm, whose members are
 //! exactly as many as the runtime gave the team. Workers learn a top-level team's size from
 //! the master's earlier teams while the forks ask for the same (`TOP_TEAM_SIZE` in
-//! `src/measure/team.rs`); this checks that they never take a stale one.
+//! `src/model/team.rs`); this checks that they never take a stale one.
 
 mod support;
 

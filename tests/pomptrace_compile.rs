@@ -620,3 +620,337 @@ fn the_readme_tables_list_every_variable_as_the_registry_does() {
         assert!(readme.contains(&row), "README.md lacks the row\n{row}");
     }
 }
+
+/// Builds `c-tests/projects/<name>` twice with `make`: plainly with `plain` and with the
+/// wrapper's `wrapped` make arguments; returns (plain copy, wrapped copy, the wrapped build's
+/// output).
+fn plain_and_wrapped(
+    scratch: &Scratch,
+    name: &str,
+    plain: &[String],
+    wrapped: &[String],
+    path: Option<&Path>,
+) -> (PathBuf, PathBuf, Output) {
+    let build = |label: &str, args: &[String]| {
+        let dir = scratch.join(label);
+        std::fs::create_dir_all(&dir).unwrap();
+        run(Command::new("cp")
+            .arg("-r")
+            .arg(support::repo_root().join("c-tests/projects").join(name))
+            .arg(&dir));
+        let dir = dir.join(name);
+        let mut make = clean(Command::new("make"));
+        make.arg("-s").args(args).current_dir(&dir);
+        if let Some(bin) = path {
+            let paths = std::env::var_os("PATH").unwrap_or_default();
+            let joined = std::env::join_paths(
+                std::iter::once(bin.to_path_buf()).chain(std::env::split_paths(&paths)),
+            )
+            .unwrap();
+            make.env("PATH", joined);
+        }
+        (dir, run(&mut make))
+    };
+    let (plain_dir, _) = build("plain", plain);
+    let (wrapped_dir, out) = build("wrapped", wrapped);
+    (plain_dir, wrapped_dir, out)
+}
+
+/// The plain build's output of `program`, run on 2 threads.
+fn plain_output(exe: &Path) -> String {
+    let out = run(support::pomp2::program(exe).env("OMP_NUM_THREADS", "2"));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The region of `view` named `name`.
+fn region<'a>(view: &'a View, name: &str) -> &'a support::pomp2::Region {
+    view.regions
+        .values()
+        .find(|r| r.name == name)
+        .unwrap_or_else(|| panic!("no region {name}: {:?}", view.region_names()))
+}
+
+#[test]
+fn constructs_opari2_gets_wrong_build_with_werror_and_run_as_the_plain_build() {
+    let scratch = Scratch::new("compile-opari2-limits");
+    let args = |cc: String, fc: String| vec![format!("CC={cc}"), format!("FC={fc}")];
+    let (plain, dir, built) = plain_and_wrapped(
+        &scratch,
+        "opari2_limits",
+        &args("gcc".into(), "gfortran".into()),
+        &args(wrapped("gcc"), wrapped("gfortran")),
+        None,
+    );
+    // One warning, for the taskloop, naming its file and line.
+    let stderr = String::from_utf8_lossy(&built.stderr);
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("pomptrace: warning"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [format!(
+            "pomptrace: warning: {}:31: taskloop is not instrumented by opari2; the tasks it \
+             creates are not traced",
+            dir.join("tasks.c").display()
+        )],
+        "{stderr}"
+    );
+
+    let traced = run_traced(&dir.join("limits"), "trace", &[]);
+    assert_eq!(traced.stdout(), plain_output(&plain.join("limits")));
+    assert_eq!(
+        traced.stdout(),
+        "branches -124500.0\nsimd 13500.0\ntasks 2584 4950\nnested 7668\n"
+    );
+    let view = View::read(&traced.anchor());
+    view.assert_well_formed();
+    let entered = enters(&view);
+    // The loop in `if ... else` and the `if ... else` loop body.
+    assert_eq!(entered["!$omp for @branches.c:11"], 2);
+    assert_eq!(entered["!$omp for @branches.c:18"], 2);
+    assert_eq!(region(&view, "!$omp for @branches.c:11").end, 13);
+    assert_eq!(region(&view, "!$omp for @branches.c:18").end, 23);
+    // Constructs as unbraced branches: an atomic (ended by its semicolon) and a critical in
+    // `if ... else`, a parallel region with its master as the body of `while`.
+    assert_eq!(entered["!$omp atomic @nested.c:22"], 334);
+    assert_eq!(entered["!$omp critical @nested.c:19"], 666);
+    assert_eq!(region(&view, "!$omp for @nested.c:16").end, 23);
+    assert_eq!(entered["!$omp master @nested.c:27"], 1);
+    // `parallel for simd` as a parallel region and a `for simd` loop, both at its line.
+    assert_eq!(entered["!$omp parallel @simd.c:9"], 2);
+    assert_eq!(entered["!$omp for @simd.c:9"], 2);
+    // Tasks with an if clause: the deferred ones are traced (the calls of fib(18) with
+    // n > 12: 1 + 1 + 2 + 3 + 5 + 8), undeferred ones run as part of their creator.
+    assert_eq!(entered["!$omp task @tasks.c:8"], 20);
+    // A normal end leaves no lock file behind.
+    let leftovers: Vec<String> = std::fs::read_dir(&traced.experiment)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".lock"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+
+    let traced = run_traced(&dir.join("simd_f"), "trace_f", &[]);
+    assert_eq!(traced.stdout(), plain_output(&plain.join("simd_f")));
+    let view = View::read(&traced.anchor());
+    view.assert_well_formed();
+    let entered = enters(&view);
+    assert_eq!(entered["!$omp parallel @simd_f.f90:10"], 2);
+    assert_eq!(entered["!$omp do @simd_f.f90:10"], 2);
+    assert_eq!(region(&view, "!$omp do @simd_f.f90:10").end, 14);
+    assert_eq!(entered["!$omp do @simd_f.f90:16"], 2);
+}
+
+#[test]
+fn regions_in_a_header_name_it_and_debug_information_names_no_temporary_file() {
+    let scratch = Scratch::new("compile-header");
+    let (plain, dir, _) = plain_and_wrapped(
+        &scratch,
+        "header_regions",
+        &["CXX=g++".into()],
+        &[format!("CXX={}", wrapped("g++"))],
+        None,
+    );
+    let exe = dir.join("matrix_demo");
+    let traced = run_traced(&exe, "trace", &[]);
+    assert_eq!(traced.stdout(), plain_output(&plain.join("matrix_demo")));
+    assert_eq!(traced.stdout(), "matrix_demo: trace 24570.0\n");
+    let view = View::read(&traced.anchor());
+    view.assert_well_formed();
+    // Included as "./matrix.hpp" through -I. from src/main.cpp.
+    assert_regions_of_every_file(&view, &dir, &["matrix.hpp", "src/main.cpp"]);
+    assert_eq!(enters(&view)["!$omp for @matrix.hpp:15"], 2);
+
+    // The compile unit and the line table name the user's files.
+    for file in [dir.join("src/main.o"), exe] {
+        let dump = run(Command::new("readelf")
+            .arg("--debug-dump=info")
+            .arg("--debug-dump=line")
+            .arg(&file));
+        let dump = String::from_utf8_lossy(&dump.stdout);
+        for temporary in ["pomptrace-cc-", ".opari.", ".prep.", ".input."] {
+            assert!(
+                !dump.contains(temporary),
+                "{} names a temporary file: {}",
+                file.display(),
+                dump.lines().find(|l| l.contains(temporary)).unwrap_or("")
+            );
+        }
+        // As the plain compile names it: the source as given, in the build's directory.
+        for (attribute, value) in [
+            ("DW_AT_name", "src/main.cpp".to_string()),
+            ("DW_AT_comp_dir", dir.display().to_string()),
+        ] {
+            assert!(
+                dump.lines()
+                    .any(|l| l.contains(attribute) && l.ends_with(&format!(": {value}"))),
+                "{}: no {attribute} {value}",
+                file.display()
+            );
+        }
+        assert!(dump.contains("matrix.hpp"), "{}", file.display());
+    }
+}
+
+#[test]
+fn one_word_compiler_commands_for_a_makefile_that_runs_which_cc() {
+    let scratch = Scratch::new("compile-which-cc");
+    let bin = scratch.join("bin");
+    let made = run(clean(Command::new(pomptrace_command()))
+        .args(["wrap", "--create", "gcc", "mpicc", "--dir"])
+        .arg(&bin));
+    assert_eq!(
+        String::from_utf8_lossy(&made.stdout),
+        format!("{0}/pomptrace-gcc\n{0}/pomptrace-mpicc\n", bin.display())
+    );
+    let (plain, dir, _) = plain_and_wrapped(
+        &scratch,
+        "which_cc",
+        &["CC=gcc".into()],
+        &["CC=pomptrace-gcc".into()],
+        Some(&bin),
+    );
+    let header = std::fs::read_to_string(dir.join("build_info.h")).unwrap();
+    assert!(
+        header.contains(&format!(
+            "#define BUILD_CC_PATH \"{}\"",
+            bin.join("pomptrace-gcc").display()
+        )),
+        "{header}"
+    );
+    let traced = run_traced(&dir.join("which_cc"), "trace", &[]);
+    assert_eq!(traced.stdout(), plain_output(&plain.join("which_cc")));
+    let view = View::read(&traced.anchor());
+    view.assert_well_formed();
+    assert_regions_of_every_file(&view, &dir, &["main.c"]);
+    // Options come from the environment; all arguments are the compiler's.
+    let out = run(clean(Command::new(bin.join("pomptrace-gcc")))
+        .arg("--version")
+        .env("POMPTRACE_WRAPPER_VERBOSE", "1"));
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("gcc"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("running the command unchanged"));
+    // A second --create replaces the links; another file is left alone.
+    run(clean(Command::new(pomptrace_command()))
+        .args(["wrap", "--create", "gcc", "--dir"])
+        .arg(&bin));
+    std::fs::write(bin.join("pomptrace-cc"), "mine").unwrap();
+    let refused = clean(Command::new(pomptrace_command()))
+        .args(["wrap", "--create", "cc", "--dir"])
+        .arg(&bin)
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert_eq!(
+        std::fs::read_to_string(bin.join("pomptrace-cc")).unwrap(),
+        "mine"
+    );
+}
+
+#[test]
+fn a_wrapped_program_keeps_running_when_the_library_is_built_again() {
+    let scratch = Scratch::new("compile-rebuilt");
+    // A build tree of its own, as `cargo test` leaves one: the command in target/debug, the
+    // library only in target/debug/deps, the headers in the tree's include/.
+    let tree = scratch.join("tree");
+    let profile = tree.join("target/debug");
+    let library = support::pomp2::library_dir().join("libpomptrace.so");
+    let fresh_build = || {
+        std::fs::create_dir_all(profile.join("deps")).unwrap();
+        std::fs::copy(pomptrace_command(), profile.join("pomptrace")).unwrap();
+        std::fs::copy(&library, profile.join("deps/libpomptrace.so")).unwrap();
+    };
+    fresh_build();
+    run(Command::new("cp")
+        .arg("-r")
+        .arg(support::repo_root().join("include"))
+        .arg(&tree));
+    std::fs::write(
+        scratch.join("one.c"),
+        "#include <stdio.h>\nint main(void)\n{\n    int n = 0;\n#pragma omp parallel\n    {\n\
+         #pragma omp atomic\n        n++;\n    }\n    printf(\"one: %d\\n\", n);\n    return 0;\n}\n",
+    )
+    .unwrap();
+    run(clean(Command::new(profile.join("pomptrace")))
+        .args(["gcc", "-fopenmp", "one.c", "-o", "one"])
+        .current_dir(&scratch.path));
+    let exe = scratch.join("one");
+    let dynamic =
+        String::from_utf8(run(Command::new("readelf").arg("-d").arg(&exe)).stdout).unwrap();
+    let runpath = dynamic
+        .lines()
+        .find(|l| l.contains("(RUNPATH)"))
+        .unwrap_or_else(|| panic!("no RUNPATH: {dynamic}"));
+    assert!(
+        runpath.ends_with(&format!("[{}]", profile.display())),
+        "{runpath}"
+    );
+
+    // `cargo clean && cargo build`: the tree goes, and the library is built again next to the
+    // command (and in deps/).
+    std::fs::remove_dir_all(tree.join("target")).unwrap();
+    fresh_build();
+    std::fs::copy(&library, profile.join("libpomptrace.so")).unwrap();
+    let traced = run_traced(&exe, "after_clean", &[]);
+    assert_eq!(traced.stdout(), "one: 2\n");
+    assert_eq!(
+        enters(&View::read(&traced.anchor()))["!$omp atomic @one.c:7"],
+        2
+    );
+    // A later `cargo test` replaces deps/ only.
+    std::fs::remove_dir_all(profile.join("deps")).unwrap();
+    let traced = run_traced(&exe, "after_deps", &[]);
+    assert_eq!(traced.stdout(), "one: 2\n");
+}
+
+#[test]
+fn opari2_output_that_does_not_compile_is_reported_or_compiled_plain_when_asked() {
+    let scratch = Scratch::new("compile-opari2-output");
+    // Valid Fortran; opari2's region table declares variables this unit does not use, which
+    // -Wall -Werror refuses.
+    std::fs::write(
+        scratch.join("t.f90"),
+        "program t\n  implicit none\n  integer :: x\n  x = 0\n!$omp parallel\n!$omp atomic\n  \
+         x = x + 1\n!$omp end parallel\n  print *, x > 0\nend program t\n",
+    )
+    .unwrap();
+    let args = ["gfortran", "-Wall", "-Werror", "-fopenmp", "-c", "t.f90"];
+    let out = wrapper_output(&scratch.path, &args, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("pomptrace: t.f90: opari2 output does not compile: Unused variable"),
+        "{stderr}"
+    );
+    assert!(!scratch.join("t.o").exists());
+
+    let mut skipping = vec!["--skip-uninstrumentable"];
+    skipping.extend(args);
+    let out = wrapper_output(&scratch.path, &skipping, &[]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.starts_with("pomptrace: warning: t.f90: opari2 output does not compile:")
+            && stderr.contains("compiling it without instrumentation"),
+        "{stderr}"
+    );
+    let symbols = defined_symbols(&scratch.join("t.o"));
+    assert!(
+        symbols.contains(" t MAIN__") && !symbols.contains("POMP2"),
+        "{symbols}"
+    );
+
+    // A source the compiler refuses itself gets the compiler's own messages and status.
+    std::fs::write(scratch.join("bad.c"), "int main(void) { return x; }\n").unwrap();
+    let out = wrapper_output(&scratch.path, &["gcc", "-fopenmp", "-c", "bad.c"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("error: 'x' undeclared") || stderr.contains("error: ‘x’ undeclared"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("pomptrace:"), "{stderr}");
+}

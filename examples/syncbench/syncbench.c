@@ -53,7 +53,7 @@
  * events= is the constant table below: POMP2 events per construct that pomptrace records on
  * the encountering / critical-path thread. The plain build prints the same number.
  *
- * ---- Events per construct (src/measure/constructs.rs, pomp2-semantics.md 4.2/4.3) -----------
+ * ---- Events per construct (src/ops/constructs.rs, docs/pomp2-semantics.md 4.2/4.3) -----------
  *
  *   parallel  8  master: ThreadFork, ThreadTeamBegin, Enter(parallel), Enter(implicit barrier),
  *                Leave(implicit barrier), Leave(parallel), ThreadTeamEnd, ThreadJoin

@@ -10,7 +10,7 @@ use crate::metrics::sampler;
 use crate::metrics::snapshots;
 use crate::metrics::synchronous as metrics;
 use crate::output::communicators;
-use crate::output::job::{elected, location_id};
+use crate::output::job::{elected, location_id, unifier_done};
 use crate::output::metric_definitions::MetricDefinitions;
 use crate::record::location::Location;
 use otf2::unify::{self, PARTS_DIR, PARTS_PROPERTY, PART_PROPERTY};
@@ -291,7 +291,8 @@ fn finish_rank(
     part.write_local_defs(location_id(Some(job.rank), 0), offsets)
         .and_then(|()| part.finish(defs, &[]).map(drop))
         .map_err(|e| format!("writing the definitions of rank {} failed: {e}", job.rank))?;
-    if !unify::all_parts_written(&parts_dir) || !elected(&parts_dir) {
+    let anchor = experiment_dir.join("traces.otf2");
+    if !unify::all_parts_written(&parts_dir) || !elected(&parts_dir, &anchor) {
         return Ok(format!(
             "rank {} of {} wrote its part of {}",
             job.rank,
@@ -300,6 +301,7 @@ fn finish_rank(
         ));
     }
     let summary = unify::unify_directory(experiment_dir, "traces", &parts_dir)?;
+    unifier_done(&parts_dir);
     Ok(if job.size == 1 {
         format!("trace written to {}", summary.anchor.display())
     } else {

@@ -85,13 +85,27 @@ pub fn part_written(experiment_dir: &Path, job: &JobRank) -> bool {
         .exists()
 }
 
-/// True for exactly one caller per directory.
-pub(crate) fn elected(parts_dir: &Path) -> bool {
-    std::fs::OpenOptions::new()
+/// True for exactly one caller per directory: the first to create the marker while the job's
+/// `anchor` is not written yet (the unifier removes the marker after writing it, with
+/// [`unifier_done`]).
+pub(crate) fn elected(parts_dir: &Path, anchor: &Path) -> bool {
+    let marker = parts_dir.join(UNIFIER_MARKER);
+    let created = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(parts_dir.join(UNIFIER_MARKER))
-        .is_ok()
+        .open(&marker)
+        .is_ok();
+    if created && anchor.exists() {
+        let _ = std::fs::remove_file(&marker);
+        return false;
+    }
+    created
+}
+
+/// The unifier wrote the job's anchor: its marker goes. A rank that creates the marker after
+/// this sees the anchor and does not unify again.
+pub(crate) fn unifier_done(parts_dir: &Path) {
+    let _ = std::fs::remove_file(parts_dir.join(UNIFIER_MARKER));
 }
 
 #[cfg(test)]
@@ -145,8 +159,14 @@ mod tests {
     fn one_unifier_is_elected() {
         let dir = crate::test_dir("pomptrace-elect");
         let _ = std::fs::remove_file(dir.join(UNIFIER_MARKER));
-        assert!(elected(&dir));
-        assert!(!elected(&dir));
+        let anchor = dir.join("traces.otf2");
+        assert!(elected(&dir, &anchor));
+        assert!(!elected(&dir, &anchor));
+        // After the unifier wrote the anchor and removed the marker, nobody else is elected.
+        std::fs::write(&anchor, "").unwrap();
+        unifier_done(&dir);
+        assert!(!elected(&dir, &anchor));
+        assert!(!dir.join(UNIFIER_MARKER).exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

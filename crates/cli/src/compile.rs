@@ -8,14 +8,27 @@
 //! (`--preprocessed`) sees the code that is really compiled; a `#line` directive in front of the
 //! source keeps the compiler's messages and the trace's file names pointing at the user's file,
 //! and `-iquote <source directory>` keeps `#include "..."` resolving as from the original place.
+//! Before opari2, the preprocessed text's line markers are made absolute and the constructs
+//! opari2 gets wrong are rewritten into equivalent ones it gets right ([`opari2_c_input`],
+//! [`opari2_fortran_input`]); after it, its output is checked and completed
+//! ([`opari2_output`]). With `-g`, `-fdebug-prefix-map` gives the compile unit the user's file
+//! name. When the instrumented code does not compile but the source does, the wrapper says so
+//! instead of passing on the compiler's messages about code the user did not write.
 
 #[path = "compile_line.rs"]
 mod compile_line;
+#[path = "opari2_c_input.rs"]
+mod opari2_c_input;
+#[path = "opari2_fortran_input.rs"]
+mod opari2_fortran_input;
+#[path = "opari2_output.rs"]
+mod opari2_output;
 
 use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 use compile_line::{default_object, CommandLine, Language, Plan};
 use pomptrace::settings;
@@ -44,11 +57,17 @@ Compiler wrapper:
       LD_PRELOAD=libpomptrace.so. Unchanged: -E, -M, -MM, -S, -x, @file, sources on standard
       input, commands without input files (--version), compiles without an OpenMP flag
       (configure's conftests; --instrument-all instruments them too). A file opari2 cannot
-      instrument fails the compile, naming file and line; --skip-uninstrumentable compiles it
+      instrument, or whose instrumented code does not compile where the file itself does,
+      fails the compile, naming file and line; --skip-uninstrumentable compiles it
       uninstrumented with one warning. --keep-files keeps the temporary files, --verbose
       prints each command run. Each option also has an environment variable
       (POMPTRACE_STATIC=1, ...; `pomptrace config --env` lists them), so CC=\"pomptrace gcc\", ./configure CC=\"pomptrace gcc\" and
       CMAKE_C_COMPILER_LAUNCHER=pomptrace (with CMAKE_C_LINKER_LAUNCHER=pomptrace) work.
+
+  pomptrace wrap --create COMPILER... [--dir DIR]
+      Make one-word commands pomptrace-COMPILER (links to pomptrace, next to it or in DIR)
+      that run `pomptrace COMPILER`, for builds that need CC to be one program
+      (CC=pomptrace-gcc); their options come from the environment variables.
 ";
 
 /// Whether the command line is a compiler invocation: the first word is one of the wrapper's
@@ -107,12 +126,7 @@ enum Stop {
 
 /// Runs the wrapper; returns the exit status.
 pub fn run(args: &[String]) -> i32 {
-    let mut options = Options::default();
-    for (_, variable) in OPTIONS {
-        if settings::switch_on(variable) {
-            options.set(variable);
-        }
-    }
+    let mut options = options_from_environment();
     let mut rest = args;
     while let Some((_, variable)) = rest
         .first()
@@ -125,6 +139,29 @@ pub fn run(args: &[String]) -> i32 {
         eprintln!("pomptrace: the compiler to run is missing after the options");
         return 2;
     };
+    run_with(options, compiler, compiler_args)
+}
+
+/// Runs the wrapper as a one-word compiler command (`pomptrace-gcc ARGS...`): `line` is the
+/// compiler and its arguments, the options come from the environment only.
+pub fn run_compiler(line: &[String]) -> i32 {
+    let Some((compiler, compiler_args)) = line.split_first() else {
+        return 2;
+    };
+    run_with(options_from_environment(), compiler, compiler_args)
+}
+
+fn options_from_environment() -> Options {
+    let mut options = Options::default();
+    for (_, variable) in OPTIONS {
+        if settings::switch_on(variable) {
+            options.set(variable);
+        }
+    }
+    options
+}
+
+fn run_with(options: Options, compiler: &str, compiler_args: &[String]) -> i32 {
     let line = CommandLine::parse(compiler_args);
     let mut wrapper = Wrapper {
         compiler,
@@ -209,6 +246,66 @@ fn exit_status(status: std::process::ExitStatus) -> i32 {
         .code()
         .or_else(|| status.signal().map(|s| 128 + s))
         .unwrap_or(1)
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, Stop> {
+    std::fs::read(path).map_err(|e| Stop::Message(format!("cannot read {}: {e}", path.display())))
+}
+
+fn write(path: &Path, contents: &[u8]) -> Result<(), Stop> {
+    std::fs::write(path, contents)
+        .map_err(|e| Stop::Message(format!("cannot write {}: {e}", path.display())))
+}
+
+/// `source` as an absolute path (the trace's file names and the debug information's are).
+fn absolute(source: &str) -> PathBuf {
+    match std::env::current_dir() {
+        Ok(cwd) if Path::new(source).is_relative() => cwd
+            .join(source)
+            .components()
+            .filter(|c| *c != std::path::Component::CurDir)
+            .collect(),
+        _ => PathBuf::from(source),
+    }
+}
+
+/// `path` as the last of the user's `-fdebug-prefix-map=OLD=NEW` and `-ffile-prefix-map=OLD=NEW`
+/// options whose OLD starts it maps it (as GCC and Clang choose).
+fn prefix_mapped(path: &Path, flags: &[&str]) -> PathBuf {
+    let text = path.to_string_lossy();
+    for flag in flags.iter().rev() {
+        let map = flag
+            .strip_prefix("-fdebug-prefix-map=")
+            .or_else(|| flag.strip_prefix("-ffile-prefix-map="));
+        if let Some((old, new)) = map.and_then(|m| m.split_once('=')) {
+            if let Some(rest) = text.strip_prefix(old) {
+                return PathBuf::from(format!("{new}{rest}"));
+            }
+        }
+    }
+    path.to_path_buf()
+}
+
+/// Whether a compiler flag asks for debug information.
+fn is_debug_flag(flag: &str) -> bool {
+    flag.starts_with("-g") && flag != "-g0"
+}
+
+/// Whether opari2 reads a Fortran file with this extension as fixed form (it decides by the
+/// extension, as compilers do).
+fn is_fixed_form(ext: &str) -> bool {
+    matches!(
+        ext,
+        "f" | "for" | "ftn" | "F" | "FOR" | "FTN" | "fpp" | "FPP"
+    )
+}
+
+/// Said once for a source: opari2 leaves `taskloop` as it is.
+fn warn_taskloop(place: &str) {
+    eprintln!(
+        "pomptrace: warning: {place}: taskloop is not instrumented by opari2; the tasks it \
+         creates are not traced"
+    );
 }
 
 /// opari2's complaint, as a compiler would word it: `FILE:LINE: error: ...`. opari2 ends its
@@ -340,7 +437,7 @@ impl Wrapper<'_> {
     }
 
     /// Instruments one source and compiles it to `object` (or, when opari2 cannot instrument
-    /// it and that was allowed, compiles it uninstrumented).
+    /// it or its output does not compile and that was allowed, compiles it uninstrumented).
     fn compile_one(
         &mut self,
         n: usize,
@@ -351,19 +448,7 @@ impl Wrapper<'_> {
         self.write_dependencies(source, language, object)?;
         let instrumented = match self.instrument(n, source, language)? {
             Ok(file) => file,
-            Err(message) if self.options.skip_uninstrumentable => {
-                eprintln!("pomptrace: warning: {message}; compiling it without instrumentation");
-                let mut args = self.line.preprocess_flags();
-                args.extend(["-c", source, "-o", object]);
-                return self.status_of(self.compiler_command(args));
-            }
-            Err(message) => {
-                return Err(Stop::Message(format!(
-                    "{message} (--skip-uninstrumentable, or {}=1, compiles such files \
-                     uninstrumented)",
-                    settings::SKIP_UNINSTRUMENTABLE.name
-                )))
-            }
+            Err(message) => return self.uninstrumented(source, object, &message, None),
         };
         let include = config::cflags(self.layout()?);
         let source_dir = directory_of(source);
@@ -373,8 +458,125 @@ impl Wrapper<'_> {
             // INCLUDE lines and #include of the original place.
             command.arg(format!("-I{}", source_dir.display()));
         }
+        let flags = self.line.compile_flags();
+        if flags.iter().any(|f| is_debug_flag(f)) {
+            // The compile unit is the user's source as the plain compile names it (as given,
+            // mapped by the user's own prefix maps), not the temporary file.
+            let mut map = std::ffi::OsString::from("-fdebug-prefix-map=");
+            map.push(&instrumented);
+            map.push("=");
+            map.push(prefix_mapped(Path::new(source), &flags));
+            command.arg(map);
+        }
         command.arg("-c").arg(&instrumented).args(["-o", object]);
-        self.status_of(command)
+        self.show(&command);
+        let program = command.get_program().to_string_lossy().into_owned();
+        let compiled = command
+            .stderr(Stdio::piped())
+            .spawn()
+            .and_then(|child| child.wait_with_output())
+            .map_err(|e| Stop::Message(format!("cannot run {program}: {e}")))?;
+        let messages = String::from_utf8_lossy(&compiled.stderr).into_owned();
+        if compiled.status.success() {
+            eprint!("{messages}");
+            return Ok(());
+        }
+        let _ = std::fs::remove_file(object);
+        // An error in opari2's region table has no line of the user's.
+        let in_region_table = |place: &str| {
+            place
+                .as_bytes()
+                .starts_with(opari2_output::REGION_TABLE_NAME)
+        };
+        let message = match opari2_output::first_error(&messages) {
+            Some((place, error)) if !place.is_empty() && !in_region_table(&place) => {
+                format!("{place}: opari2 output does not compile: {error}")
+            }
+            Some((_, error)) => format!("{source}: opari2 output does not compile: {error}"),
+            None => format!(
+                "{source}: opari2 output does not compile: {}",
+                messages
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("")
+            ),
+        };
+        self.uninstrumented(source, object, &message, Some(messages))
+    }
+
+    /// `source` compiled to `object` without instrumentation, if --skip-uninstrumentable allows
+    /// it, after opari2 failed (`message`) or its output did not compile (`failed_compile`, with
+    /// what the compiler said). A source whose plain compile fails too gets the compiler's own
+    /// messages and status: the fault is the source's, not opari2's.
+    fn uninstrumented(
+        &mut self,
+        source: &str,
+        object: &str,
+        message: &str,
+        failed_compile: Option<String>,
+    ) -> Result<(), Stop> {
+        let mut args: Vec<std::ffi::OsString> = self
+            .line
+            .preprocess_flags()
+            .into_iter()
+            .map(Into::into)
+            .collect();
+        let plain_object = match &failed_compile {
+            Some(_) => self.temp_dir()?.join("plain.o"),
+            None if self.options.skip_uninstrumentable => PathBuf::from(object),
+            None => {
+                return Err(Stop::Message(format!(
+                    "{message} (--skip-uninstrumentable, or {}=1, compiles such files \
+                     uninstrumented)",
+                    settings::SKIP_UNINSTRUMENTABLE.name
+                )))
+            }
+        };
+        args.extend([
+            "-c".into(),
+            source.into(),
+            "-o".into(),
+            plain_object.clone().into(),
+        ]);
+        let mut command = self.compiler_command(&args);
+        if failed_compile.is_some() {
+            command.stderr(Stdio::piped());
+        } else {
+            eprintln!("pomptrace: warning: {message}; compiling it without instrumentation");
+        }
+        self.show(&command);
+        let program = command.get_program().to_string_lossy().into_owned();
+        let plain = command
+            .spawn()
+            .and_then(|child| child.wait_with_output())
+            .map_err(|e| Stop::Message(format!("cannot run {program}: {e}")))?;
+        let Some(messages) = failed_compile else {
+            return if plain.status.success() {
+                Ok(())
+            } else {
+                Err(Stop::Status(exit_status(plain.status)))
+            };
+        };
+        if !plain.status.success() {
+            eprint!("{}", String::from_utf8_lossy(&plain.stderr));
+            return Err(Stop::Status(exit_status(plain.status)));
+        }
+        if self.options.verbose {
+            eprint!("{messages}");
+        }
+        if !self.options.skip_uninstrumentable {
+            let _ = std::fs::remove_file(&plain_object);
+            return Err(Stop::Message(format!(
+                "{message} (--skip-uninstrumentable, or {}=1, compiles such files \
+                 uninstrumented)",
+                settings::SKIP_UNINSTRUMENTABLE.name
+            )));
+        }
+        eprintln!("pomptrace: warning: {message}; compiling it without instrumentation");
+        eprint!("{}", String::from_utf8_lossy(&plain.stderr));
+        std::fs::copy(&plain_object, object)
+            .map(drop)
+            .map_err(|e| Stop::Message(format!("cannot write {object}: {e}")))
     }
 
     /// The instrumented file for `source`, or Ok(Err(message)) when opari2 cannot instrument
@@ -393,12 +595,38 @@ impl Wrapper<'_> {
         let opari2 = settings::value(&settings::OPARI2).unwrap_or_else(|| "opari2".into());
         let mut command = Command::new(&opari2);
         command.arg("--omp-task-untied=keep");
-        let output = match language {
+        let (input, output) = match language {
             Language::Fortran => {
+                let text = read(Path::new(source))?;
+                let absolute = absolute(source);
+                let fixed = opari2_fortran_input::fix(
+                    &text,
+                    is_fixed_form(ext),
+                    &absolute.to_string_lossy(),
+                );
+                if let Some(line) = fixed.taskloop {
+                    warn_taskloop(&format!("{}:{line}", absolute.display()));
+                }
+                let input = match fixed.text {
+                    Some(fixed) => {
+                        // opari2 names the regions after its input file until a line marker
+                        // names another.
+                        let mut contents = format!(
+                            "# 1 \"{}\"\n",
+                            quoted_for_line_directive(&absolute.to_string_lossy())
+                        )
+                        .into_bytes();
+                        contents.extend(fixed);
+                        let copy = temp.join(format!("{n}_{stem}.{ext}"));
+                        write(&copy, &contents)?;
+                        copy
+                    }
+                    None => PathBuf::from(source),
+                };
                 // Upper case, so that the compiler preprocesses OPARI2's #line directives.
                 let output = temp.join(format!("{n}_{stem}.opari.{}", ext.to_ascii_uppercase()));
-                command.arg(source).arg(&output);
-                output
+                command.arg(&input).arg(&output);
+                (input, output)
             }
             Language::C | Language::Cxx => {
                 let preprocessed = self.preprocess(&temp, n, source, stem, ext)?;
@@ -407,23 +635,45 @@ impl Wrapper<'_> {
                     .arg("--preprocessed")
                     .arg(&preprocessed)
                     .arg(&output);
-                output
+                (preprocessed, output)
             }
         };
         self.show(&command);
         let ran = command
             .output()
             .map_err(|e| Stop::Message(format!("cannot run {opari2}: {e}")))?;
+        if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&ran.status) {
+            return Ok(Err(format!(
+                "{source}: error: opari2 cannot instrument this file: it was killed by signal \
+                 {signal}"
+            )));
+        }
         if !ran.status.success() {
             let mut text = String::from_utf8_lossy(&ran.stderr).into_owned();
             text.push_str(&String::from_utf8_lossy(&ran.stdout));
             return Ok(Err(opari2_error(&text, source)));
         }
+        let written = read(&output)?;
+        if let Some(why) = opari2_output::invalid_text(&read(&input)?, &written) {
+            return Ok(Err(format!(
+                "{source}: error: opari2 cannot instrument this file: {why}"
+            )));
+        }
+        let mut text = opari2_output::initialise_task_handles(&written);
+        let table_name = format!(
+            "{}.opari.inc",
+            input.file_name().unwrap_or_default().to_string_lossy()
+        );
+        if let Ok(table) = std::fs::read(output.with_file_name(&table_name)) {
+            text = opari2_output::inline_region_table(&text, &table_name, &table);
+        }
+        write(&output, &text)?;
         Ok(Ok(output))
     }
 
     /// Runs the compiler's preprocessor over the source with the POMP2 headers in front, as
-    /// `opari2 --preprocessed` needs them; returns the preprocessed file.
+    /// `opari2 --preprocessed` needs them, and makes the changes opari2 needs
+    /// ([`opari2_c_input`]); returns the preprocessed file.
     fn preprocess(
         &mut self,
         temp: &Path,
@@ -432,16 +682,9 @@ impl Wrapper<'_> {
         stem: &str,
         ext: &str,
     ) -> Result<PathBuf, Stop> {
-        let text = std::fs::read(source)
-            .map_err(|e| Stop::Message(format!("cannot read {source}: {e}")))?;
+        let text = read(Path::new(source))?;
         let input = temp.join(format!("{n}_{stem}.input.{ext}"));
-        // opari2 puts the input's directory in front of a relative `#line` name (the trace's
-        // file names would point into the temporary directory): the absolute path, as opari2
-        // run on the source itself gives.
-        let absolute = match std::env::current_dir() {
-            Ok(cwd) if Path::new(source).is_relative() => cwd.join(source),
-            _ => PathBuf::from(source),
-        };
+        let absolute = absolute(source);
         let mut contents = format!(
             "#include <stdint.h>\n#include <opari2/pomp2_lib.h>\n#include <opari2/pomp2_user_lib.h>\n\
              ___POMP2_INCLUDE___\n#line 1 \"{}\"\n",
@@ -449,8 +692,7 @@ impl Wrapper<'_> {
         )
         .into_bytes();
         contents.extend_from_slice(&text);
-        std::fs::write(&input, contents)
-            .map_err(|e| Stop::Message(format!("cannot write {}: {e}", input.display())))?;
+        write(&input, &contents)?;
         let preprocessed = temp.join(format!("{n}_{stem}.prep.{ext}"));
         let source_dir = directory_of(source);
         let include = config::cflags(self.layout()?);
@@ -464,6 +706,20 @@ impl Wrapper<'_> {
             .arg("-o")
             .arg(&preprocessed);
         self.status_of(command)?;
+        let cwd = std::env::current_dir()
+            .map_err(|e| Stop::Message(format!("cannot find the working directory: {e}")))?;
+        let fixed = opari2_c_input::fix(
+            &read(&preprocessed)?,
+            &opari2_c_input::Names {
+                cwd: &cwd,
+                input: input.as_os_str().as_bytes(),
+                source: absolute.as_os_str().as_bytes(),
+            },
+        );
+        if let Some(place) = fixed.taskloop {
+            warn_taskloop(&place.to_string());
+        }
+        write(&preprocessed, &fixed.text)?;
         Ok(preprocessed)
     }
 
@@ -614,5 +870,22 @@ mod tests {
         assert!(!is_compiler_invocation(&words("--help")));
         assert!(!is_compiler_invocation(&[]));
         assert_eq!(quoted_for_line_directive("a\"b\\c.c"), "a\\\"b\\\\c.c");
+        let flags = [
+            "-g",
+            "-ffile-prefix-map=/src=.",
+            "-fdebug-prefix-map=/src/lib=/lib",
+        ];
+        assert_eq!(
+            prefix_mapped(Path::new("/src/lib/a.c"), &flags),
+            Path::new("/lib/a.c")
+        );
+        assert_eq!(
+            prefix_mapped(Path::new("/src/b.c"), &flags),
+            Path::new("./b.c")
+        );
+        assert_eq!(
+            prefix_mapped(Path::new("/other/c.c"), &flags),
+            Path::new("/other/c.c")
+        );
     }
 }

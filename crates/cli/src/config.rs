@@ -6,7 +6,9 @@
 //!   libraries in `P/lib/`;
 //! * cargo's build tree: `target/<profile>/pomptrace` next to `libpomptrace.{so,a}`, headers
 //!   in the source tree's `include/` (found from the build tree, or the source directory the
-//!   binary was built from).
+//!   binary was built from). Programs find the shared library in `target/<profile>/`, which
+//!   cargo rebuilds in place (and `cargo build` makes again after `cargo clean`), never in
+//!   `target/<profile>/deps/`, whose files later builds replace under them.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -245,7 +247,10 @@ fn lock_function_links() -> impl Iterator<Item = String> {
 #[derive(Debug)]
 pub struct Layout {
     pub include_dir: PathBuf,
+    /// The shared library's directory: the programs' run path.
     pub lib_dir: PathBuf,
+    /// The static archive's directory.
+    pub archive_dir: PathBuf,
 }
 
 fn has_headers(include_dir: &Path) -> bool {
@@ -257,26 +262,74 @@ fn has_library(lib_dir: &Path) -> bool {
     lib_dir.join("libpomptrace.so").is_file() || lib_dir.join("libpomptrace.a").is_file()
 }
 
-/// In cargo's `target/<profile>`, the library: `cargo build` puts it there, but `cargo test` and
-/// `cargo run` only refresh the copy in `deps/`; the newer of the two is the current one.
-fn build_tree_library(profile_dir: &Path) -> Option<PathBuf> {
+/// When the library was last built in `dir` (either kind), if it is there.
+fn built_at(dir: &Path, files: &[&str]) -> Option<std::time::SystemTime> {
+    files
+        .iter()
+        .filter_map(|f| {
+            std::fs::metadata(dir.join(f))
+                .and_then(|m| m.modified())
+                .ok()
+        })
+        .max()
+}
+
+/// In cargo's `target/<profile>`, the directories of the shared library and the archive.
+/// `cargo build` puts the libraries there, but `cargo test` and `cargo run` only refresh
+/// `deps/`; a newer shared library in `deps/` is copied up, so that programs are linked with a
+/// run path that stays valid. The archive is linked into the program: the newer one is used
+/// where it is.
+fn build_tree_libraries(profile_dir: &Path) -> Result<Option<(PathBuf, PathBuf)>, String> {
     let deps = profile_dir.join("deps");
-    let modified = |dir: &Path| {
-        ["libpomptrace.so", "libpomptrace.a"]
-            .iter()
-            .filter_map(|f| {
-                std::fs::metadata(dir.join(f))
-                    .and_then(|m| m.modified())
-                    .ok()
-            })
-            .max()
-    };
-    match (modified(profile_dir), modified(&deps)) {
-        (Some(top), Some(d)) if top > d => Some(profile_dir.to_path_buf()),
-        (_, Some(_)) => Some(deps),
-        (Some(_), None) => Some(profile_dir.to_path_buf()),
+    let shared = ["libpomptrace.so"];
+    let archive = ["libpomptrace.a"];
+    let newer = |files: &[&str]| match (built_at(profile_dir, files), built_at(&deps, files)) {
+        (Some(top), Some(d)) if d > top => Some(deps.clone()),
+        (None, Some(_)) => Some(deps.clone()),
+        (Some(_), _) => Some(profile_dir.to_path_buf()),
         (None, None) => None,
-    }
+    };
+    let archive_dir = newer(&archive);
+    let lib_dir = match newer(&shared) {
+        Some(dir) if dir == deps => {
+            copy_up(&deps.join(shared[0]), &profile_dir.join(shared[0]))?;
+            Some(profile_dir.to_path_buf())
+        }
+        other => other,
+    };
+    Ok(match (lib_dir, archive_dir) {
+        (Some(lib), Some(archive)) => Some((lib, archive)),
+        (Some(lib), None) => Some((lib.clone(), lib)),
+        (None, Some(archive)) => Some((profile_dir.to_path_buf(), archive)),
+        (None, None) => None,
+    })
+}
+
+/// Copies `from` to `to` without a moment in which `to` is missing or half written (other
+/// wrapper processes may be linking against it); its time stays `from`'s.
+fn copy_up(from: &Path, to: &Path) -> Result<(), String> {
+    let partial = to.with_file_name(format!(
+        ".{}.{}.partial",
+        to.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
+    let copied = std::fs::copy(from, &partial)
+        .and_then(|_| std::fs::metadata(from)?.modified())
+        .and_then(|modified| {
+            std::fs::File::options()
+                .write(true)
+                .open(&partial)?
+                .set_modified(modified)
+        })
+        .and_then(|()| std::fs::rename(&partial, to));
+    copied.map_err(|e| {
+        let _ = std::fs::remove_file(&partial);
+        format!(
+            "cannot copy {} to {} (programs are linked against the copy): {e}",
+            from.display(),
+            to.display()
+        )
+    })
 }
 
 /// The layout around an executable at `exe` (already canonical).
@@ -288,10 +341,11 @@ pub fn layout_for(exe: &Path) -> Result<Layout, String> {
         return Ok(Layout {
             include_dir: parent.join("include"),
             lib_dir: parent.join("lib"),
+            archive_dir: parent.join("lib"),
         });
     }
     // Cargo's build tree: target/<profile>/pomptrace, sources next to target/.
-    if let Some(lib_dir) = build_tree_library(bin_dir) {
+    if let Some((lib_dir, archive_dir)) = build_tree_libraries(bin_dir)? {
         let candidates = [
             parent.parent().map(|root| root.join("include")),
             Some(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("include")),
@@ -300,6 +354,7 @@ pub fn layout_for(exe: &Path) -> Result<Layout, String> {
             return Ok(Layout {
                 include_dir,
                 lib_dir,
+                archive_dir,
             });
         }
     }
@@ -332,7 +387,7 @@ pub fn libs(layout: &Layout, static_lib: bool) -> String {
 pub fn link_args(layout: &Layout, static_lib: bool) -> Vec<String> {
     let dir = layout.lib_dir.display();
     if static_lib {
-        std::iter::once(format!("{dir}/libpomptrace.a"))
+        std::iter::once(format!("{}/libpomptrace.a", layout.archive_dir.display()))
             .chain(lock_function_links())
             .chain(STATIC_SYSTEM_LIBS.split_whitespace().map(String::from))
             .collect()
@@ -438,18 +493,43 @@ mod tests {
             lib.display()
         )));
 
-        // A build tree where only `cargo test` ran: the library is only in target/debug/deps.
+        // A build tree where only `cargo test` ran: the library is only in target/debug/deps,
+        // and is copied next to the command for the programs' run path; the archive is
+        // linked from where it is.
         let fresh = root.join("fresh");
         tree(
             &fresh,
             &["target/debug/deps", "include/opari2"],
             &[
                 "include/opari2/pomp2_lib.h",
-                "target/debug/deps/libpomptrace.so",
+                "target/debug/deps/libpomptrace.a",
             ],
         );
+        let deps_library = fresh.join("target/debug/deps/libpomptrace.so");
+        std::fs::write(&deps_library, "new build").unwrap();
         let l = layout_for(&fresh.join("target/debug/pomptrace")).unwrap();
-        assert_eq!(l.lib_dir, fresh.join("target/debug/deps"));
+        assert_eq!(l.lib_dir, fresh.join("target/debug"));
+        assert_eq!(l.archive_dir, fresh.join("target/debug/deps"));
+        let copy = fresh.join("target/debug/libpomptrace.so");
+        assert_eq!(std::fs::read_to_string(&copy).unwrap(), "new build");
+        // A newer build in deps/ replaces the copy; an older one does not.
+        let older = std::fs::metadata(&copy).unwrap().modified().unwrap();
+        std::fs::write(&deps_library, "newer build").unwrap();
+        let set_time = |path: &Path, time| {
+            std::fs::File::options()
+                .write(true)
+                .open(path)
+                .unwrap()
+                .set_modified(time)
+                .unwrap()
+        };
+        set_time(&deps_library, older + std::time::Duration::from_secs(5));
+        layout_for(&fresh.join("target/debug/pomptrace")).unwrap();
+        assert_eq!(std::fs::read_to_string(&copy).unwrap(), "newer build");
+        set_time(&deps_library, older - std::time::Duration::from_secs(5));
+        std::fs::write(&copy, "cargo build").unwrap();
+        layout_for(&fresh.join("target/debug/pomptrace")).unwrap();
+        assert_eq!(std::fs::read_to_string(&copy).unwrap(), "cargo build");
 
         // A build tree: target/debug/pomptrace with the headers in the source tree.
         let src = root.join("src");

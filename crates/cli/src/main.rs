@@ -3,7 +3,8 @@
 //! / `--create-pomp2-regions`), build flags (`config --cflags` / `--libs`), and reading OTF2
 //! traces: a per-region summary (`summary`), a self-contained HTML timeline and profile
 //! (`view`), Chrome trace-event JSON (`export --chrome`); and making the remains of a killed run
-//! a readable trace (`recover`).
+//! a readable trace (`recover`). As a compiler wrapper it runs as `pomptrace COMPILER ARGS...`,
+//! or by a one-word name `pomptrace-COMPILER` (`wrap --create`).
 //!
 //! The command line is parsed by clap; each subcommand owns its argument struct and its `run`
 //! function in `pomptrace/<subcommand>.rs`, so adding one is a variant here and a file there.
@@ -26,6 +27,8 @@ mod trace_definitions;
 mod unify;
 mod view;
 
+mod wrap;
+
 use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
@@ -42,6 +45,7 @@ pomptrace init-regions [-o FILE] OBJ_OR_LIB...
        pomptrace config [--cflags[=COMPILER]] [--libs [--static]] [--libdir] [--includedir] [--version] [--interface-version]
        pomptrace config --env
        pomptrace [--static] [--skip-uninstrumentable] COMPILER ARGS...
+       pomptrace wrap --create COMPILER... [--dir DIR]
        pomptrace summary ARCHIVE.otf2 [--top N] [--by-thread] [--csv | --json]
        pomptrace view ARCHIVE.otf2 [-o trace.html]
        pomptrace export --chrome ARCHIVE.otf2 [-o trace.json[.gz]]
@@ -75,6 +79,7 @@ enum Command {
     Export(export_chrome::ExportArgs),
     Recover(recover::RecoverArgs),
     Unify(unify::UnifyArgs),
+    Wrap(wrap::WrapArgs),
     /// Print the version (as --version does).
     #[command(hide = true)]
     Version,
@@ -102,8 +107,9 @@ fn after_help() -> String {
 }
 
 /// The subcommands' names: any other first word that is not an option names a compiler.
-const SUBCOMMANDS: [&str; 9] = [
+const SUBCOMMANDS: [&str; 10] = [
     "init-regions",
+    "wrap",
     "unify",
     "config",
     "summary",
@@ -118,6 +124,14 @@ fn main() -> ExitCode {
     // `pomptrace [WRAPPER OPTIONS] COMPILER ARGS...` is decided before clap sees the words: the
     // compiler's arguments are not ours to parse.
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `pomptrace-COMPILER ARGS...`: every argument is the compiler's.
+    if let Some(compiler) = std::env::args_os()
+        .next()
+        .and_then(|program| wrap::wrapped_compiler(&program))
+    {
+        let line: Vec<String> = std::iter::once(compiler).chain(args).collect();
+        return ExitCode::from(compile::run_compiler(&line).clamp(0, 255) as u8);
+    }
     let subcommand = args
         .first()
         .is_some_and(|first| SUBCOMMANDS.contains(&first.as_str()));
@@ -140,6 +154,7 @@ fn main() -> ExitCode {
         }
         Command::Summary(args) => summary::run(&args),
         Command::Unify(args) => unify::run(&args),
+        Command::Wrap(args) => wrap::run(&args),
         Command::View(args) => view::run(&args),
         Command::Export(args) => export_chrome::run(&args),
         Command::Recover(args) => recover::run(&args),

@@ -1,8 +1,8 @@
 //! Archive layout on disk: `DIR/NAME.otf2` (anchor), `DIR/NAME.def` (global definitions) and
 //! `DIR/NAME/<L>.evt|.def|.snap` per location; while it is written, `DIR/.NAME.lock` (held by
-//! the one process writing it) and `DIR/.NAME.reserve` (room for the definitions and the anchor
-//! on a disk that fills up meanwhile). When several processes write the locations of one
-//! archive, each holds `DIR/.NAME.WRITER.lock` and `DIR/.NAME.WRITER.reserve` of its own.
+//! the one process writing it, removed when it has written the archive) and
+//! `DIR/.NAME.reserve` (room for the definitions and the anchor on a disk that fills up
+//! meanwhile). When several processes write the locations of one archive, each holds `DIR/.NAME.WRITER.lock` and `DIR/.NAME.WRITER.reserve` of its own.
 
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -61,7 +61,7 @@ pub struct ArchiveWriter {
     snapshots: u32,
     /// `NAME`, or `NAME.WRITER` for one of several writers: names the lock and the reserve.
     writer_stem: String,
-    _lock: ArchiveLock,
+    lock: ArchiveLock,
 }
 
 impl ArchiveWriter {
@@ -145,7 +145,7 @@ impl ArchiveWriter {
             config,
             snapshots: 0,
             writer_stem,
-            _lock: lock,
+            lock,
         };
         writer.reserve_space()?;
         Ok(writer)
@@ -165,6 +165,7 @@ impl ArchiveWriter {
     /// stay, its disk reserve is given back and its lock released.
     pub fn close_unanchored(self) {
         self.release_reserve();
+        self.lock.release();
     }
 
     /// Gives back the disk space set aside at the start (done by [`finish`](Self::finish)
@@ -306,6 +307,7 @@ impl ArchiveWriter {
         // Last, and whole (write-then-rename): a reader never sees a half-written anchor.
         self.dir
             .write_file_atomically(&format!("{}.otf2", self.name), &anchor.encode())?;
+        self.lock.release();
         Ok(anchor)
     }
 }

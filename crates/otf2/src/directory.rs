@@ -290,22 +290,28 @@ impl Directory {
         check(unsafe { libc::unlinkat(dir.as_raw_fd(), c.as_ptr(), 0) }).map(drop)
     }
 
-    /// Whether something (anything, a link included) has this name here.
-    pub fn contains(&self, name: &str) -> bool {
+    /// (device, inode) of what has this name here (a link's own, never its target's).
+    pub fn identity_of(&self, name: &str) -> Option<(u64, u64)> {
         let (Ok(c), Ok(dir)) = (c_name(name), self.descriptor()) else {
-            return false;
+            return None;
         };
         // SAFETY: an all-zero stat is valid for fstatat to overwrite.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: a valid C string relative to the open directory; `st` is writable.
-        unsafe {
+        let rc = unsafe {
             libc::fstatat(
                 dir.as_raw_fd(),
                 c.as_ptr(),
                 &mut st,
                 libc::AT_SYMLINK_NOFOLLOW,
-            ) == 0
-        }
+            )
+        };
+        (rc == 0).then_some((st.st_dev, st.st_ino))
+    }
+
+    /// Whether something (anything, a link included) has this name here.
+    pub fn contains(&self, name: &str) -> bool {
+        self.identity_of(name).is_some()
     }
 }
 
