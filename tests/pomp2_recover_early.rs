@@ -39,8 +39,8 @@ fn start(exe: &Path, experiment: &Path, per_thread: &str, env: &[(&str, &str)]) 
     command
         .arg(per_thread)
         .env("OMP_NUM_THREADS", "2")
-        // Small chunks, so that chunks reach the disk early in a run of paced events.
-        .env("POMPTRACE_CHUNK_SIZE", "64K")
+        // The smallest chunks, so that chunks reach the disk early in a run of paced events.
+        .env("POMPTRACE_CHUNK_SIZE", "256K")
         .env("POMPTRACE_EXPERIMENT_DIRECTORY", experiment)
         .env_remove("POMPTRACE_ENABLE")
         .env_remove("POMPTRACE_METRICS")

@@ -6,9 +6,25 @@ use std::collections::HashSet;
 
 use super::signal_safe_mutex::SignalSafeMutex;
 
-/// Prints one `pomptrace:` line on stderr.
+/// Prints one `pomptrace:` line on stderr. Control characters in it (a region or file name
+/// may hold terminal escape sequences, or a line break) are shown escaped, as `\x1b`.
 pub(crate) fn warn(message: &str) {
-    eprintln!("pomptrace: {message}");
+    eprintln!("pomptrace: {}", shown(message));
+}
+
+/// `text` with every control character escaped, so that it stays one line of plain text.
+fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(char::is_control) {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| match c {
+            c if c.is_control() && (c as u32) < 0x100 => format!("\\x{:02x}", c as u32),
+            c if c.is_control() => format!("\\u{{{:x}}}", c as u32),
+            c => c.to_string(),
+        })
+        .collect::<String>()
+        .into()
 }
 
 /// The keys `warn_once` has warned about.
@@ -22,5 +38,17 @@ pub(crate) fn warn_once(key: &str, message: impl FnOnce() -> String) {
         .insert(key.to_string())
     {
         warn(&message());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown;
+
+    #[test]
+    fn control_characters_are_shown_escaped() {
+        assert_eq!(shown("plain text"), "plain text");
+        assert_eq!(shown("a\x1b[31mred\nline"), "a\\x1b[31mred\\x0aline");
+        assert_eq!(shown("\u{85}"), "\\x85");
     }
 }

@@ -16,9 +16,9 @@ use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 use once_cell::sync::OnceCell;
-use parking_lot::Mutex;
 
 use crate::base::clock::{ClockKind, Sample};
+use crate::base::signal_safe_mutex::SignalSafeMutex as Mutex;
 use crate::output::facts::RegionDef;
 use crate::output::facts::{Definitions, Fact, Start};
 use otf2::wire::{put_u32, put_u64, put_u8, DecodeResult, Decoder};
@@ -55,7 +55,9 @@ pub struct Journal {
     dir: Directory,
     name: String,
     path: PathBuf,
-    /// Encoded facts not yet on disk.
+    /// Encoded facts not yet on disk. Both locks block the asynchronous fatal signals while
+    /// held: the end of the run that such a signal starts flushes the journal, and must never
+    /// wait for a lock the interrupted thread holds.
     pending: Mutex<Vec<u8>>,
     saved: Mutex<Saved>,
 }

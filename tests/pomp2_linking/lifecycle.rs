@@ -145,7 +145,7 @@ fn finalize_writes_the_trace_once_and_later_events_are_ignored() {
             &["finalize"],
             threads,
             "finalize",
-            &[("POMPTRACE_CHUNK_SIZE", "4K")],
+            &[("POMPTRACE_CHUNK_SIZE", "256K")],
         );
         // Both calls to POMP2_Finalize and the exit handler: one line.
         assert_eq!(
