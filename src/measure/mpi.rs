@@ -87,6 +87,12 @@ pub enum Message {
         bytes: u64,
         request: u64,
     },
+    RequestTest {
+        request: u64,
+    },
+    RequestCancelled {
+        request: u64,
+    },
     CollectiveBegin,
     CollectiveEnd {
         op: u8,
@@ -94,6 +100,18 @@ pub enum Message {
         root: u32,
         sent: u64,
         received: u64,
+    },
+    /// A non-blocking collective started.
+    CollectiveRequest {
+        request: u64,
+    },
+    CollectiveComplete {
+        op: u8,
+        comm: u32,
+        root: u32,
+        sent: u64,
+        received: u64,
+        request: u64,
     },
 }
 
@@ -372,6 +390,30 @@ fn event(message: Message) -> Event {
             communicator: comm,
             msg_tag: tag,
             msg_length: bytes,
+            request_id: request,
+        },
+        Message::RequestTest { request } => Event::MpiRequestTest {
+            request_id: request,
+        },
+        Message::RequestCancelled { request } => Event::MpiRequestCancelled {
+            request_id: request,
+        },
+        Message::CollectiveRequest { request } => Event::NonBlockingCollectiveRequest {
+            request_id: request,
+        },
+        Message::CollectiveComplete {
+            op,
+            comm,
+            root,
+            sent,
+            received,
+            request,
+        } => Event::NonBlockingCollectiveComplete {
+            collective_op: CollectiveOp(op),
+            communicator: comm,
+            root,
+            size_sent: sent,
+            size_received: received,
             request_id: request,
         },
         Message::CollectiveBegin => Event::MpiCollectiveBegin {},
