@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use otf2::{ArchiveReader, LocalDef};
-use support::mpi::{build_instrumented, build_mpi_library, mpirun, mpirun_ok, Job};
+use support::mpi::{build_instrumented, mpi_library, mpirun, mpirun_ok, Job};
 use support::pomp2::{pomptrace_command, program, Link, View};
 use support::{otf2_print, run, Scratch};
 
@@ -155,7 +155,7 @@ fn rank_detection_alone_writes_one_archive_with_a_location_group_per_rank() {
 fn run_with_library(label: &str, env: &[(&str, &str)]) -> (Scratch, PathBuf, Output) {
     let scratch = Scratch::new(label);
     let exe = build_instrumented(&scratch.path, "mpi_jacobi.c", "mpi_jacobi", Link::Shared);
-    let library = build_mpi_library(&scratch.path);
+    let library = mpi_library();
     let experiment = scratch.join("trace");
     let mut env = env.to_vec();
     env.push(("LD_PRELOAD", library.to_str().unwrap()));
@@ -342,7 +342,7 @@ fn a_job_whose_rank_died_before_writing_is_unified_afterwards_from_what_the_othe
 fn a_process_using_mpi_without_a_launcher_writes_an_archive_of_its_own() {
     let scratch = Scratch::new("mpi-singleton");
     let exe = build_instrumented(&scratch.path, "mpi_jacobi.c", "mpi_jacobi", Link::Shared);
-    let library = build_mpi_library(&scratch.path);
+    let library = mpi_library();
     let experiment = scratch.join("trace");
     // Open MPI's singleton start: no mpirun, so no launcher variables.
     let out = run(program(&exe)

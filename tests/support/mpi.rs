@@ -7,26 +7,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use super::pomp2::{include_dir, instrument, library_dir, Build, Link, View};
-use super::{repo_root, run};
+use super::pomp2::{instrument, library_dir, Build, Link, View};
 
-/// Builds the MPI wrapper library into `dir` with the link line the README documents.
-pub fn build_mpi_library(dir: &Path) -> PathBuf {
-    let lib = library_dir();
-    let out = dir.join("libpomptrace_mpi.so");
-    run(Command::new("mpicc")
-        .args([
-            "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-I",
-        ])
-        .arg(include_dir())
-        .arg(repo_root().join("src/mpi/pomptrace_mpi.c"))
-        .arg("-L")
-        .arg(&lib)
-        .arg("-lpomptrace")
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .arg("-o")
-        .arg(&out));
-    out
+/// The MPI wrapper library that `cargo build` made next to libpomptrace (its build script
+/// compiles it with mpicc whenever there is one: this machine has).
+pub fn mpi_library() -> PathBuf {
+    let library = library_dir().join("libpomptrace_mpi.so");
+    assert!(
+        library.is_file(),
+        "{} is missing: the build script builds it where mpicc is found",
+        library.display()
+    );
+    library
 }
 
 /// `c-tests/<name>` instrumented by opari2 and built by mpicc against the shared library

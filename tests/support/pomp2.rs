@@ -134,8 +134,8 @@ pub enum Link {
     Static,
     /// Not linked at all (the library comes in through LD_PRELOAD).
     None,
-    /// `-lpomptrace_mpi -lpomptrace`, the MPI wrapper library taken from the build directory
-    /// (see `support::mpi::build_mpi_library`).
+    /// `-lpomptrace_mpi -lpomptrace`, both from the build directory (see
+    /// `support::mpi::mpi_library`).
     SharedWithMpi,
 }
 
@@ -200,12 +200,8 @@ impl<'a> Build<'a> {
             }
             Link::SharedWithMpi => {
                 cmd.arg("-L")
-                    .arg(self.dir)
-                    .arg("-lpomptrace_mpi")
-                    .arg(format!("-Wl,-rpath,{}", self.dir.display()))
-                    .arg("-L")
                     .arg(&lib)
-                    .arg("-lpomptrace")
+                    .args(["-lpomptrace_mpi", "-lpomptrace"])
                     .arg(format!("-Wl,-rpath,{}", lib.display()));
             }
             Link::None => {}
