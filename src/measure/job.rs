@@ -12,7 +12,7 @@ use std::path::Path;
 
 use super::config::ClockChoice;
 use super::launcher::JobRank;
-use super::{warn, Measurement};
+use super::Measurement;
 use otf2::unify::{self, PARTS_DIR, PARTS_PROPERTY, PART_PROPERTY};
 use otf2::{ArchiveConfig, ArchiveWriter, GlobalDefWriter, LocalDef};
 
@@ -36,20 +36,13 @@ pub fn location_group_name(rank: Option<u32>) -> String {
     }
 }
 
-/// The clock of a rank: the ranks' timestamps are merged into one time line, so they must
-/// tick alike; `CLOCK_MONOTONIC` is shared by the ranks of a node (and aligned across nodes
-/// by the MPI library's clock offsets), a TSC's ticks are not comparable between nodes.
-pub fn clock_choice(choice: ClockChoice, job: Option<&JobRank>) -> ClockChoice {
-    match (job, choice) {
-        (None, choice) => choice,
-        (Some(_), ClockChoice::Tsc) => {
-            warn(
-                "POMPTRACE_CLOCK=tsc is not used in an MPI job; the ranks use the monotonic clock",
-            );
-            ClockChoice::Monotonic
-        }
-        (Some(_), _) => ClockChoice::Monotonic,
-    }
+/// The clock of a rank: the one a plain process would use (the TSC where it is invariant,
+/// unless `POMPTRACE_CLOCK=monotonic`). The ranks' time lines are merged by clock offsets: each
+/// rank's part carries its own timer resolution and the offsets to rank 0's clock measured at
+/// MPI_Init and MPI_Finalize, and unification puts every part on rank 0's time line
+/// (`otf2::unify`), so that events of different nodes line up.
+pub fn clock_choice(choice: ClockChoice, _job: Option<&JobRank>) -> ClockChoice {
+    choice
 }
 
 /// The default experiment directory of a rank: the same name in every rank of the job.
@@ -218,17 +211,12 @@ mod tests {
     }
 
     #[test]
-    fn ranks_use_the_monotonic_clock() {
-        assert_eq!(clock_choice(ClockChoice::Auto, None), ClockChoice::Auto);
+    fn ranks_use_the_clock_a_plain_process_uses() {
         let job = rank(0, None);
-        assert_eq!(
-            clock_choice(ClockChoice::Auto, Some(&job)),
-            ClockChoice::Monotonic
-        );
-        assert_eq!(
-            clock_choice(ClockChoice::Tsc, Some(&job)),
-            ClockChoice::Monotonic
-        );
+        for choice in [ClockChoice::Auto, ClockChoice::Tsc, ClockChoice::Monotonic] {
+            assert_eq!(clock_choice(choice, None), choice);
+            assert_eq!(clock_choice(choice, Some(&job)), choice);
+        }
     }
 
     #[test]
