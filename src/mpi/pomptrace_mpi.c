@@ -1360,7 +1360,9 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm) {
     ENTER("MPI_Intercomm_merge", POMPTRACE_MPI_FUNCTION);
     int rc = PMPI_Intercomm_merge(intercomm, high, newintracomm);
-    if (rc == MPI_SUCCESS) define_new_comm(intercomm, *newintracomm);
+    /* No parent: each side knows the intercommunicator as a Comm of its own (the remote
+     * group), and the merged one must be one Comm for both. */
+    if (rc == MPI_SUCCESS) define_new_comm(MPI_COMM_NULL, *newintracomm);
     LEAVE();
     return rc;
 }

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use super::pomp2::{instrument, library_dir, Build, Link, View};
+use super::run;
 
 /// The MPI wrapper library that `cargo build` made next to libpomptrace (its build script
 /// compiles it with mpicc whenever there is one: this machine has).
@@ -37,6 +38,18 @@ pub fn build_instrumented(dir: &Path, name: &str, exe: &str, link: Link) -> Path
 /// Runs `exe` as `ranks` ranks of `threads` OpenMP threads each, in `cwd`; `env` is exported
 /// to every rank. Returns the output whatever the exit status.
 pub fn mpirun(cwd: &Path, exe: &Path, ranks: u32, threads: u32, env: &[(&str, &str)]) -> Output {
+    mpirun_with_args(cwd, exe, &[], ranks, threads, env)
+}
+
+/// `mpirun` of `exe ARGS...`.
+pub fn mpirun_with_args(
+    cwd: &Path,
+    exe: &Path,
+    args: &[&str],
+    ranks: u32,
+    threads: u32,
+    env: &[(&str, &str)],
+) -> Output {
     let mut cmd = Command::new("mpirun");
     cmd.args([
         "-np",
@@ -52,7 +65,7 @@ pub fn mpirun(cwd: &Path, exe: &Path, ranks: u32, threads: u32, env: &[(&str, &s
     for (k, v) in env {
         cmd.args(["-x", &format!("{k}={v}")]);
     }
-    cmd.arg(exe);
+    cmd.arg(exe).args(args);
     // Into files, not pipes: when a rank dies, Open MPI 4.1's mpirun may crash while tearing
     // the job down, and the other ranks, still writing their traces, would then die of SIGPIPE
     // on their next message.
@@ -209,4 +222,56 @@ impl<'a> Job<'a> {
         }
         out
     }
+}
+
+/// `pomptrace COMPILER ARGS...` in `dir`: a program built the way users build it.
+pub fn build_with_wrapper(dir: &Path, compiler: &str, args: &[&str]) {
+    run(Command::new(super::pomp2::pomptrace_command())
+        .arg(compiler)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("POMPTRACE_NO_MPI")
+        .env_remove("LD_PRELOAD"));
+}
+
+/// A message as otf2-print shows one side of it: (sending location, receiving location, tag,
+/// length); the peer's location is what otf2-print resolved its rank to through the Comm.
+pub type PrintedMessage = (u64, u64, u64, u64);
+
+/// Every message in `otf2-print` output, as its sends and as its receives saw it (sorted).
+pub fn printed_messages(printed: &str) -> (Vec<PrintedMessage>, Vec<PrintedMessage>) {
+    let field = |line: &str, key: &str| -> u64 {
+        let rest = &line[line.find(key).unwrap_or_else(|| panic!("{key} in {line}")) + key.len()..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().unwrap_or_else(|_| panic!("{key} in {line}"))
+    };
+    // `Receiver: 1 ("Master thread" <1>)`: the location id in angle brackets.
+    let peer = |line: &str, key: &str| -> u64 {
+        let rest = &line[line.find(key).unwrap() + key.len()..];
+        let close = rest
+            .find(">)")
+            .unwrap_or_else(|| panic!("{key} location in {line}"));
+        let open = rest[..close].rfind('<').unwrap();
+        rest[open + 1..close].parse().unwrap()
+    };
+    let (mut sends, mut receives) = (Vec::new(), Vec::new());
+    for line in printed.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some(&kind) = words.first() else { continue };
+        let is_send = kind == "MPI_SEND" || kind == "MPI_ISEND";
+        let is_receive = kind == "MPI_RECV" || kind == "MPI_IRECV";
+        if !is_send && !is_receive {
+            continue;
+        }
+        let location: u64 = words[1].parse().unwrap();
+        let (tag, length) = (field(line, "Tag: "), field(line, "Length: "));
+        if is_send {
+            sends.push((location, peer(line, "Receiver: "), tag, length));
+        } else {
+            receives.push((peer(line, "Sender: "), location, tag, length));
+        }
+    }
+    sends.sort_unstable();
+    receives.sort_unstable();
+    (sends, receives)
 }
