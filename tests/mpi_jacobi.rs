@@ -8,10 +8,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use otf2::{ArchiveReader, LocalDef};
 use support::mpi::{build_instrumented, mpi_library, mpirun, mpirun_ok, Job};
 use support::pomp2::{pomptrace_command, program, Link, View};
-use support::{otf2_print, run, Scratch};
+use support::{run, Scratch};
 
 const RANKS: u32 = 4;
 const THREADS: u32 = 2;
@@ -182,98 +181,7 @@ fn the_mpi_library_traces_calls_messages_collectives_and_clock_offsets() {
     view.assert_well_formed();
     assert_four_ranks_of_two_threads(&view);
 
-    let job = Job { view: &view };
-    // Every MPI call the program makes is a region, entered as often as it is called.
-    let calls = job.mpi_calls();
-    for r in 0..u64::from(RANKS) {
-        let expected: Vec<(&str, usize)> = vec![
-            ("MPI_Allreduce", ITERATIONS),
-            ("MPI_Barrier", 1),
-            ("MPI_Bcast", 1),
-            ("MPI_Finalize", 1),
-            ("MPI_Init_thread", 1),
-            ("MPI_Irecv", 2 * ITERATIONS),
-            ("MPI_Isend", 2 * ITERATIONS),
-            ("MPI_Reduce", 1),
-            ("MPI_Waitall", ITERATIONS),
-        ];
-        let got: Vec<(&str, usize)> = calls[&r].iter().map(|(k, v)| (k.as_str(), *v)).collect();
-        assert_eq!(got, expected, "rank {r}");
-    }
-    for name in ["MPI_Isend", "MPI_Irecv", "MPI_Waitall"] {
-        assert_eq!(view.region(name).role, "POINT2POINT");
-    }
-    assert_eq!(view.region("MPI_Allreduce").role, "COLL_ALL2ALL");
-    assert_eq!(view.region("MPI_Bcast").role, "COLL_ONE2ALL");
-    assert_eq!(view.region("MPI_Reduce").role, "COLL_ALL2ONE");
-    assert_eq!(view.region("MPI_Barrier").role, "BARRIER");
-
-    // Every halo message matched (ranks to PROC_NULL send nothing): 2 per inner boundary
-    // and iteration, 512 bytes (64 doubles) each.
-    let messages = job.assert_consistent();
-    assert_eq!(messages, 2 * (RANKS as usize - 1) * ITERATIONS);
-    let (sends, _) = job.messages();
-    assert!(sends.iter().all(|m| m.4 == 64 * 8), "{sends:?}");
-    // Collectives on MPI_COMM_WORLD: Bcast from 0, Allreduce per iteration, Reduce to 0,
-    // Barrier, in that order on every rank.
-    let world = *view
-        .comms
-        .iter()
-        .find(|(_, c)| c.name == "MPI_COMM_WORLD")
-        .unwrap()
-        .0;
-    let collectives = job.collectives();
-    let on_rank_0 = &collectives[&world][&0];
-    let mut expected = vec![("BCAST".to_string(), "0".to_string())];
-    expected.extend((0..ITERATIONS).map(|_| ("ALLREDUCE".into(), u32::MAX.to_string())));
-    expected.push(("REDUCE".into(), "0".into()));
-    expected.push(("BARRIER".into(), u32::MAX.to_string()));
-    assert_eq!(on_rank_0, &expected);
-
-    // The other reference reader counts the same messages.
-    let printed = otf2_print(&[], &anchor, &[]);
-    let lines = |kind: &str| printed.lines().filter(|l| l.starts_with(kind)).count();
-    assert_eq!(lines("MPI_ISEND "), messages);
-    assert_eq!(lines("MPI_IRECV "), messages);
-    assert_eq!(lines("MPI_ISEND_COMPLETE "), messages);
-    assert_eq!(
-        lines("MPI_COLLECTIVE_END "),
-        RANKS as usize * (ITERATIONS + 3)
-    );
-
-    // Clock offsets against rank 0, measured at MPI_Init and MPI_Finalize, hold for every
-    // location of a rank; rank 0's are zero.
-    let reader = ArchiveReader::open(&anchor).unwrap();
-    for location in view.locations.keys() {
-        let offsets: Vec<(u64, i64, f64)> = reader
-            .local_defs(*location)
-            .unwrap()
-            .into_iter()
-            .filter_map(|d| match d {
-                LocalDef::ClockOffset {
-                    time,
-                    offset,
-                    standard_deviation,
-                } => Some((time, offset, standard_deviation)),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(offsets.len(), 2, "location {location}: {offsets:?}");
-        assert!(offsets[0].0 < offsets[1].0);
-        if Job::rank_of(*location) == 0 {
-            assert!(offsets.iter().all(|o| o.1 == 0), "{offsets:?}");
-        } else {
-            // Ranks on one node share CLOCK_MONOTONIC, so rank 0's time, read between the
-            // ping's send and the pong's arrival, is within half the round trip (the recorded
-            // deviation) of their midpoint: the measured offset is that close to the true 0.
-            assert!(
-                offsets
-                    .iter()
-                    .all(|o| o.1.unsigned_abs() as f64 <= o.2 + 1.0),
-                "{offsets:?}"
-            );
-        }
-    }
+    support::mpi::assert_jacobi_trace(&view, &anchor, RANKS, ITERATIONS);
 }
 
 #[test]

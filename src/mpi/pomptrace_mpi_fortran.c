@@ -16,9 +16,26 @@
 _Static_assert(sizeof(MPI_Fint) == sizeof(int),
                "Fortran INTEGER arrays (counts, displacements, ranks) are passed to C as int");
 
-/* Open MPI's Fortran MPI_BOTTOM and MPI_IN_PLACE (null where the MPI library has none). */
+/* Open MPI's Fortran sentinels (null where the MPI library has none): MPI_BOTTOM,
+ * MPI_IN_PLACE, MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE are these common blocks, which a
+ * Fortran program may define itself (its copy then takes their names, and MPI_F_STATUS_IGNORE
+ * may still point to the MPI library's own): compared by address, as Open MPI's own bindings
+ * do. */
 extern int mpi_fortran_bottom_ __attribute__((weak));
 extern int mpi_fortran_in_place_ __attribute__((weak));
+extern int mpi_fortran_status_ignore_ __attribute__((weak));
+extern int mpi_fortran_statuses_ignore_ __attribute__((weak));
+
+static int is_status_ignore(const MPI_Fint *fortran) {
+    return fortran == MPI_F_STATUS_IGNORE ||
+           (&mpi_fortran_status_ignore_ && (const void *)fortran == &mpi_fortran_status_ignore_);
+}
+
+static int is_statuses_ignore(const MPI_Fint *fortran) {
+    return fortran == MPI_F_STATUSES_IGNORE ||
+           (&mpi_fortran_statuses_ignore_ &&
+            (const void *)fortran == &mpi_fortran_statuses_ignore_);
+}
 
 /* A Fortran buffer argument as C sees it. */
 static void *buffer(void *fortran) {
@@ -36,7 +53,7 @@ static void *buffer(void *fortran) {
 
 /* Where a call puts a status for the program, and back into the program's Fortran one. */
 static MPI_Status *status_in(MPI_Fint *fortran, MPI_Status *own) {
-    return fortran == MPI_F_STATUS_IGNORE ? MPI_STATUS_IGNORE : own;
+    return is_status_ignore(fortran) ? MPI_STATUS_IGNORE : own;
 }
 
 static void status_out(MPI_Status *c, MPI_Fint *fortran) {
@@ -62,10 +79,18 @@ struct arrays {
 static int arrays_in(struct arrays *a, int count, const MPI_Fint *requests, MPI_Fint *statuses) {
     if (count < 0) count = 0;
     a->requests = count <= 16 ? a->small_requests : malloc(sizeof(MPI_Request) * (size_t)count);
-    a->statuses = statuses == MPI_F_STATUSES_IGNORE ? MPI_STATUSES_IGNORE
+    /* (MPI_STATUSES_IGNORE may be a null pointer.) */
+    int ignored = is_statuses_ignore(statuses);
+    a->statuses = ignored ? MPI_STATUSES_IGNORE
                   : count <= 16 ? a->small_statuses
                                 : malloc(sizeof(MPI_Status) * (size_t)count);
-    if (!a->requests || !a->statuses) return 0;
+    if (!a->requests || (!ignored && !a->statuses)) {
+        if (a->requests != a->small_requests) free(a->requests);
+        a->requests = NULL;
+        if (!ignored && a->statuses != a->small_statuses) free(a->statuses);
+        a->statuses = MPI_STATUSES_IGNORE;
+        return 0;
+    }
     for (int i = 0; i < count; i++) a->requests[i] = PMPI_Request_f2c(requests[i]);
     return 1;
 }
@@ -75,7 +100,7 @@ static void arrays_out(struct arrays *a, int count, MPI_Fint *requests, int stat
                        MPI_Fint *fortran_statuses) {
     for (int i = 0; a->requests && i < count; i++)
         requests[i] = PMPI_Request_c2f(a->requests[i]);
-    if (a->statuses && a->statuses != MPI_STATUSES_IGNORE)
+    if (a->statuses != MPI_STATUSES_IGNORE)
         for (int i = 0; i < statuses; i++)
             PMPI_Status_c2f(&a->statuses[i], fortran_statuses + (size_t)i * FORTRAN_STATUS_SIZE);
     if (a->requests != a->small_requests) free(a->requests);

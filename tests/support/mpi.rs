@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use super::pomp2::{instrument, library_dir, Build, Link, View};
-use super::run;
+use super::{otf2_print, run};
+use otf2::{ArchiveReader, LocalDef};
 
 /// The MPI wrapper library that `cargo build` made next to libpomptrace (its build script
 /// compiles it with mpicc whenever there is one: this machine has).
@@ -274,4 +275,103 @@ pub fn printed_messages(printed: &str) -> (Vec<PrintedMessage>, Vec<PrintedMessa
     sends.sort_unstable();
     receives.sort_unstable();
     (sends, receives)
+}
+
+/// What c-tests/mpi_jacobi.c traced with the MPI wrapper library shows, as `ranks` ranks of
+/// `iterations` iterations: every MPI call as a region entered as often as it is called, every
+/// halo message matched, the collectives in order on every rank, both readers agreeing, and
+/// clock offsets against rank 0 at MPI_Init and MPI_Finalize on every location.
+pub fn assert_jacobi_trace(view: &View, anchor: &Path, ranks: u32, iterations: usize) {
+    let job = Job { view };
+    // Every MPI call the program makes is a region, entered as often as it is called.
+    let calls = job.mpi_calls();
+    for r in 0..u64::from(ranks) {
+        let expected: Vec<(&str, usize)> = vec![
+            ("MPI_Allreduce", iterations),
+            ("MPI_Barrier", 1),
+            ("MPI_Bcast", 1),
+            ("MPI_Finalize", 1),
+            ("MPI_Init_thread", 1),
+            ("MPI_Irecv", 2 * iterations),
+            ("MPI_Isend", 2 * iterations),
+            ("MPI_Reduce", 1),
+            ("MPI_Waitall", iterations),
+        ];
+        let got: Vec<(&str, usize)> = calls[&r].iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(got, expected, "rank {r}");
+    }
+    for name in ["MPI_Isend", "MPI_Irecv", "MPI_Waitall"] {
+        assert_eq!(view.region(name).role, "POINT2POINT");
+    }
+    assert_eq!(view.region("MPI_Allreduce").role, "COLL_ALL2ALL");
+    assert_eq!(view.region("MPI_Bcast").role, "COLL_ONE2ALL");
+    assert_eq!(view.region("MPI_Reduce").role, "COLL_ALL2ONE");
+    assert_eq!(view.region("MPI_Barrier").role, "BARRIER");
+
+    // Every halo message matched (ranks to PROC_NULL send nothing): 2 per inner boundary
+    // and iteration, 512 bytes (64 doubles) each.
+    let messages = job.assert_consistent();
+    assert_eq!(messages, 2 * (ranks as usize - 1) * iterations);
+    let (sends, _) = job.messages();
+    assert!(sends.iter().all(|m| m.4 == 64 * 8), "{sends:?}");
+    // Collectives on MPI_COMM_WORLD: Bcast from 0, Allreduce per iteration, Reduce to 0,
+    // Barrier, in that order on every rank.
+    let world = *view
+        .comms
+        .iter()
+        .find(|(_, c)| c.name == "MPI_COMM_WORLD")
+        .unwrap()
+        .0;
+    let collectives = job.collectives();
+    let on_rank_0 = &collectives[&world][&0];
+    let mut expected = vec![("BCAST".to_string(), "0".to_string())];
+    expected.extend((0..iterations).map(|_| ("ALLREDUCE".into(), u32::MAX.to_string())));
+    expected.push(("REDUCE".into(), "0".into()));
+    expected.push(("BARRIER".into(), u32::MAX.to_string()));
+    assert_eq!(on_rank_0, &expected);
+
+    // The other reference reader counts the same messages.
+    let printed = otf2_print(&[], anchor, &[]);
+    let lines = |kind: &str| printed.lines().filter(|l| l.starts_with(kind)).count();
+    assert_eq!(lines("MPI_ISEND "), messages);
+    assert_eq!(lines("MPI_IRECV "), messages);
+    assert_eq!(lines("MPI_ISEND_COMPLETE "), messages);
+    assert_eq!(
+        lines("MPI_COLLECTIVE_END "),
+        ranks as usize * (iterations + 3)
+    );
+
+    // Clock offsets against rank 0, measured at MPI_Init and MPI_Finalize, hold for every
+    // location of a rank; rank 0's are zero.
+    let reader = ArchiveReader::open(anchor).unwrap();
+    for location in view.locations.keys() {
+        let offsets: Vec<(u64, i64, f64)> = reader
+            .local_defs(*location)
+            .unwrap()
+            .into_iter()
+            .filter_map(|d| match d {
+                LocalDef::ClockOffset {
+                    time,
+                    offset,
+                    standard_deviation,
+                } => Some((time, offset, standard_deviation)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(offsets.len(), 2, "location {location}: {offsets:?}");
+        assert!(offsets[0].0 < offsets[1].0);
+        if Job::rank_of(*location) == 0 {
+            assert!(offsets.iter().all(|o| o.1 == 0), "{offsets:?}");
+        } else {
+            // Ranks on one node share CLOCK_MONOTONIC, so rank 0's time, read between the
+            // ping's send and the pong's arrival, is within half the round trip (the recorded
+            // deviation) of their midpoint: the measured offset is that close to the true 0.
+            assert!(
+                offsets
+                    .iter()
+                    .all(|o| o.1.unsigned_abs() as f64 <= o.2 + 1.0),
+                "{offsets:?}"
+            );
+        }
+    }
 }
