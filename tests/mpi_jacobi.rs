@@ -10,7 +10,7 @@ use std::process::{Command, Output};
 
 use support::mpi::{build_instrumented, mpi_library, mpirun, mpirun_ok, Job};
 use support::pomp2::{pomptrace_command, program, Link, View};
-use support::{run, Scratch};
+use support::{otf2_print, run, Scratch};
 
 const RANKS: u32 = 4;
 const THREADS: u32 = 2;
@@ -184,8 +184,26 @@ fn the_mpi_library_traces_calls_messages_collectives_and_clock_offsets() {
     support::mpi::assert_jacobi_trace(&view, &anchor, RANKS, ITERATIONS);
 }
 
+/// `pomptrace unify` on a job that ended without its anchor; returns its report.
+fn unify(experiment: &Path) -> String {
+    let unify = run(Command::new(pomptrace_command())
+        .arg("unify")
+        .arg(experiment));
+    String::from_utf8_lossy(&unify.stdout).into_owned()
+}
+
+/// Event files set aside by an earlier unification (there must be none).
+fn set_aside(experiment: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(experiment.join("traces"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".lost"))
+        .collect()
+}
+
 #[test]
-fn a_job_whose_rank_died_before_writing_is_unified_afterwards_from_what_the_others_wrote() {
+fn a_rank_killed_after_its_last_mpi_call_is_unified_from_its_journal() {
     let (_scratch, experiment, out) =
         run_with_library("mpi-killed", &[("MPI_JACOBI_KILL_RANK", "2")]);
     assert!(!out.status.success(), "the job fails");
@@ -203,29 +221,32 @@ fn a_job_whose_rank_died_before_writing_is_unified_afterwards_from_what_the_othe
         );
     }
     assert!(!parts.join("2.otf2").exists());
+    assert!(experiment.join("traces.rank2.journal").exists());
 
-    let unify = run(Command::new(pomptrace_command())
-        .arg("unify")
-        .arg(&experiment));
-    let stdout = String::from_utf8_lossy(&unify.stdout);
-    assert!(stdout.contains("(3 ranks, 6 locations)"), "{stdout}");
+    let stdout = unify(&experiment);
+    // Rank 2 wrote its journal at MPI_Finalize; its events, less than one chunk, were still
+    // in memory when it died.
     assert!(
-        stdout.contains("rank(s) 2 wrote no definitions"),
+        stdout.contains(
+            "rank 2 did not finish: its part was rebuilt from its journal (2 locations, 0 \
+             events in 0 chunks)"
+        ),
         "{stdout}"
     );
+    assert!(stdout.contains("(4 ranks, 8 locations)"), "{stdout}");
+    assert!(!stdout.contains("wrote no definitions"), "{stdout}");
+    assert!(set_aside(&experiment).is_empty());
     let view = View::read(&anchor);
     view.assert_well_formed();
-    let groups: BTreeSet<&str> = view.location_groups.values().map(String::as_str).collect();
-    assert_eq!(
-        groups,
-        BTreeSet::from([
-            "MPI Rank 0",
-            "MPI Rank 1",
-            "MPI Rank 3",
-            // The lost rank's first location, so that ranks still index MPI_COMM_WORLD.
-            "process of location 2 (no definitions)"
-        ])
-    );
+    assert_four_ranks_of_two_threads(&view);
+    // Its communicators came from its journal: the world is one Comm of all 4 ranks.
+    let worlds: Vec<&support::pomp2::Comm> = view
+        .comms
+        .values()
+        .filter(|c| c.name == "MPI_COMM_WORLD")
+        .collect();
+    assert_eq!(worlds.len(), 1);
+    assert_eq!(worlds[0].members.len(), RANKS as usize);
     // The messages between the ranks that wrote their part all match; what rank 2 sent
     // and received is lost with it.
     let job = Job { view: &view };
@@ -244,6 +265,88 @@ fn a_job_whose_rank_died_before_writing_is_unified_afterwards_from_what_the_othe
         .unwrap();
     assert_eq!(again.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&again.stderr).contains("already unified"));
+}
+
+#[test]
+fn a_rank_killed_mid_run_is_unified_with_its_events_up_to_its_last_whole_chunk() {
+    let scratch = Scratch::new("mpi-killed-mid-run");
+    let exe = build_instrumented(&scratch.path, "mpi_jacobi.c", "mpi_jacobi", Link::Shared);
+    let experiment = scratch.join("trace");
+    let env = [
+        ("LD_PRELOAD", mpi_library().to_str().unwrap().to_string()),
+        (
+            "POMPTRACE_EXPERIMENT_DIRECTORY",
+            experiment.to_str().unwrap().to_string(),
+        ),
+        // Small chunks, each written as it fills: rank 2 has many on disk when it dies.
+        ("POMPTRACE_CHUNK_SIZE", "4K".into()),
+        ("POMPTRACE_KEEP_IN_MEMORY", "0".into()),
+        ("MPI_JACOBI_KILL_RANK", "2".into()),
+        ("MPI_JACOBI_KILL_AT_ITERATION", "150".into()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out =
+        support::mpi::mpirun_with_args(&scratch.path, &exe, &["64", "300"], RANKS, THREADS, &env);
+    assert!(!out.status.success(), "the job fails");
+    assert!(!experiment.join("traces.otf2").exists());
+    assert!(experiment.join("traces.rank2.journal").exists());
+    let stdout = unify(&experiment);
+    assert!(
+        stdout.contains("rank 2 did not finish: its part was rebuilt from its journal"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(4 ranks, 8 locations)"), "{stdout}");
+    assert!(set_aside(&experiment).is_empty());
+
+    let anchor = experiment.join("traces.otf2");
+    let view = View::read(&anchor);
+    // Rank 2's last whole chunk may end inside a region.
+    view.assert_well_formed_but_cut_off(&[2, (1 << 32) | 2]);
+    otf2_print(&[], &anchor, &[]);
+    assert_four_ranks_of_two_threads(&view);
+    let job = Job { view: &view };
+    let calls = job.mpi_calls();
+    // Every rank is there with its events. The killed one has what its whole chunks hold: a
+    // prefix of its 150 iterations, each of them complete up to where a chunk ended.
+    for r in 0..u64::from(RANKS) {
+        let allreduces = calls.get(&r).and_then(|c| c.get("MPI_Allreduce")).copied();
+        let allreduces = allreduces.unwrap_or(0);
+        if r == 2 {
+            assert!(
+                (10..=150).contains(&allreduces),
+                "rank 2 reduced {allreduces} times before it died"
+            );
+        } else {
+            assert!(allreduces >= 140, "rank {r}: {allreduces}");
+        }
+    }
+    for location in [2u64, (1 << 32) | 2] {
+        let (_, defined) = view.locations[&location];
+        let read = view.events[&location].len() as u64;
+        assert!(read > 0, "location {location} has events");
+        assert_eq!(
+            defined, read,
+            "location {location}: as many events as defined"
+        );
+        assert!(
+            view.events[&location]
+                .iter()
+                .all(|e| e.kind != "ProgramEnd"),
+            "killed: no ProgramEnd"
+        );
+    }
+    // Each message rank 2 sent or received before it died has its other side.
+    let (sends, receives) = job.messages();
+    let of_rank_2 = |m: &&(u64, u64, u32, u64, u64)| m.0 == 2 || m.1 == 2;
+    let sent_by_2: Vec<_> = sends
+        .iter()
+        .filter(of_rank_2)
+        .filter(|m| m.0 == 2)
+        .collect();
+    assert!(!sent_by_2.is_empty());
+    for m in sent_by_2 {
+        assert!(receives.contains(m), "{m:?} was received");
+    }
 }
 
 #[test]

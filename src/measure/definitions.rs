@@ -67,6 +67,30 @@ pub enum Fact {
     },
     /// A later clock sample: the timer resolution and trace length of a run that never ended.
     Clock(Sample),
+    /// MPI_Init: the size of MPI_COMM_WORLD.
+    MpiWorldSize(u32),
+    /// An MPI communicator, in the order they are defined (see `mpi.rs`).
+    MpiCommunicator {
+        name: String,
+        world_ranks: Vec<u32>,
+        parent: u32,
+    },
+    /// An offset to rank 0's clock (see `mpi.rs`).
+    MpiClockOffset {
+        time: u64,
+        offset: i64,
+        standard_deviation: f64,
+    },
+}
+
+/// What the MPI wrapper library defined (journaled, so that a rank that never ended can be
+/// unified).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MpiFacts {
+    pub world_size: u32,
+    /// (name, ranks in MPI_COMM_WORLD, parent Comm) of each communicator, in order.
+    pub communicators: Vec<(String, Vec<u32>, u32)>,
+    pub clock_offsets: Vec<LocalDef>,
 }
 
 /// Every definition known so far.
@@ -80,6 +104,7 @@ pub struct Definitions {
     locations: Vec<u32>,
     teams: Vec<TeamDef>,
     pub last_clock: Option<Sample>,
+    pub mpi: MpiFacts,
 }
 
 impl Definitions {
@@ -131,6 +156,21 @@ impl Definitions {
                 }
             }
             Fact::Clock(sample) => self.last_clock = Some(sample),
+            Fact::MpiWorldSize(size) => self.mpi.world_size = size,
+            Fact::MpiCommunicator {
+                name,
+                world_ranks,
+                parent,
+            } => self.mpi.communicators.push((name, world_ranks, parent)),
+            Fact::MpiClockOffset {
+                time,
+                offset,
+                standard_deviation,
+            } => self.mpi.clock_offsets.push(LocalDef::ClockOffset {
+                time,
+                offset,
+                standard_deviation,
+            }),
         }
     }
 

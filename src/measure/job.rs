@@ -129,24 +129,10 @@ fn finish_rank(
     clock_offsets: &[LocalDef],
 ) -> Result<String, String> {
     let parts_dir = experiment_dir.join(PARTS_DIR);
-    let mut config: ArchiveConfig = archive.config().clone();
+    let config: ArchiveConfig = archive.config().clone();
     // The definitions go to the part; the job's anchor is the unifier's.
     archive.close_unanchored();
-    config
-        .properties
-        .push((PARTS_PROPERTY.into(), job.size.to_string()));
-    config
-        .properties
-        .push((PART_PROPERTY.into(), job.rank.to_string()));
-    let part = ArchiveWriter::create(&parts_dir, &job.rank.to_string(), config)
-        .map_err(|e| format!("cannot write the definitions of rank {}: {e}", job.rank))?;
-    let mut offsets = part.local_def_writer();
-    for offset in clock_offsets {
-        offsets.write(offset);
-    }
-    part.write_local_defs(location_id(Some(job.rank), 0), offsets)
-        .and_then(|()| part.finish(defs, &[]).map(drop))
-        .map_err(|e| format!("writing the definitions of rank {} failed: {e}", job.rank))?;
+    write_part(job, experiment_dir, config, defs, clock_offsets)?;
     if !unify::all_parts_written(&parts_dir) || !elected(&parts_dir) {
         return Ok(format!(
             "rank {} of {} wrote its part of {}",
@@ -166,6 +152,33 @@ fn finish_rank(
             job.rank
         )
     })
+}
+
+/// Writes a rank's definitions as its part of the job's archive in `experiment_dir`, with
+/// `clock_offsets` for all its locations.
+pub fn write_part(
+    job: &JobRank,
+    experiment_dir: &Path,
+    mut config: ArchiveConfig,
+    defs: GlobalDefWriter,
+    clock_offsets: &[LocalDef],
+) -> Result<(), String> {
+    config
+        .properties
+        .push((PARTS_PROPERTY.into(), job.size.to_string()));
+    config
+        .properties
+        .push((PART_PROPERTY.into(), job.rank.to_string()));
+    let parts_dir = experiment_dir.join(PARTS_DIR);
+    let part = ArchiveWriter::create(&parts_dir, &job.rank.to_string(), config)
+        .map_err(|e| format!("cannot write the definitions of rank {}: {e}", job.rank))?;
+    let mut offsets = part.local_def_writer();
+    for offset in clock_offsets {
+        offsets.write(offset);
+    }
+    part.write_local_defs(location_id(Some(job.rank), 0), offsets)
+        .and_then(|()| part.finish(defs, &[]).map(drop))
+        .map_err(|e| format!("writing the definitions of rank {} failed: {e}", job.rank))
 }
 
 /// True for exactly one caller per directory.

@@ -823,6 +823,17 @@ fn expected_parts(reader: &ArchiveReader) -> Option<u32> {
         .and_then(|(_, v)| v.parse().ok())
 }
 
+/// The number of parts the job has, as the parts written so far say (0 when there are none).
+pub fn job_size(parts_dir: &Path) -> u32 {
+    part_anchors(parts_dir)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|(_, path)| ArchiveReader::open(path).ok())
+        .filter_map(|reader| expected_parts(&reader))
+        .max()
+        .unwrap_or(0)
+}
+
 /// Whether every part of the job has written its definitions.
 pub fn all_parts_written(parts_dir: &Path) -> bool {
     let Ok(found) = part_anchors(parts_dir) else {
@@ -911,7 +922,9 @@ pub fn unify_directory(dir: &Path, name: &str, parts_dir: &Path) -> Result<Unify
         writer.write(def);
     }
     for &location in &unified.placeholders {
-        // What the lost process recorded cannot be read without its definitions; kept aside.
+        // A process that left neither its definitions nor a journal to rebuild them from: what
+        // it recorded cannot be read, and is kept aside (its own files only: every process
+        // with definitions keeps its events where they are).
         let events = archive.event_path(location);
         if events.exists() {
             let _ = std::fs::rename(&events, events.with_extension("evt.lost"));
