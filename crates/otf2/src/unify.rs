@@ -189,7 +189,8 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
             _ => None,
         })
         .collect();
-    let mut comm_locations: Vec<(Paradigm, Vec<u64>)> = Vec::new();
+    // Per paradigm: the merged members, and each one's position in them.
+    let mut comm_locations: Vec<(Paradigm, Vec<u64>, HashMap<u64, u64>)> = Vec::new();
     for part in parts {
         for def in &part.defs {
             if let GlobalDef::Group {
@@ -199,28 +200,26 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
                 ..
             } = def
             {
-                let index = match comm_locations.iter().position(|(p, _)| p == paradigm) {
+                let index = match comm_locations.iter().position(|(p, _, _)| p == paradigm) {
                     Some(i) => i,
                     None => {
-                        comm_locations.push((*paradigm, Vec::new()));
+                        comm_locations.push((*paradigm, Vec::new(), HashMap::new()));
                         comm_locations.len() - 1
                     }
                 };
-                let merged = &mut comm_locations[index].1;
-                for m in members {
-                    if !merged.contains(m) {
-                        merged.push(*m);
-                    }
+                let (_, merged, positions) = &mut comm_locations[index];
+                for &m in members {
+                    positions.entry(m).or_insert_with(|| {
+                        merged.push(m);
+                        merged.len() as u64 - 1
+                    });
                 }
             }
         }
     }
     let position_in = |paradigm: Paradigm, location: u64| -> Option<u64> {
-        let (_, members) = comm_locations.iter().find(|(p, _)| *p == paradigm)?;
-        members
-            .iter()
-            .position(|&m| m == location)
-            .map(|p| p as u64)
+        let (_, _, positions) = comm_locations.iter().find(|(p, _, _)| *p == paradigm)?;
+        positions.get(&location).copied()
     };
 
     let mut locations = Vec::new();
@@ -480,14 +479,18 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
                     group_flags,
                     members,
                 } => {
+                    // Every part's COMM_LOCATIONS group of a paradigm becomes the merged one:
+                    // keyed without members (a job's merged group has a member per thread).
+                    let merged = (*group_type == GroupType::COMM_LOCATIONS).then(|| {
+                        comm_locations
+                            .iter()
+                            .find(|(p, _, _)| p == paradigm)
+                            .map(|(_, m, _)| m)
+                    });
                     let members: Vec<u64> = match *group_type {
                         GroupType::COMM_LOCATIONS => {
                             own_comm_locations.insert(paradigm.0, members.clone());
-                            comm_locations
-                                .iter()
-                                .find(|(p, _)| p == paradigm)
-                                .map(|(_, m)| m.clone())
-                                .unwrap_or_default()
+                            Vec::new()
                         }
                         GroupType::COMM_GROUP => {
                             let own = own_comm_locations.get(&paradigm.0).ok_or_else(|| {
@@ -519,7 +522,10 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
                             group_type: *group_type,
                             paradigm: *paradigm,
                             group_flags: *group_flags,
-                            members: key.4.clone(),
+                            members: match merged {
+                                Some(merged) => merged.cloned().unwrap_or_default(),
+                                None => key.4.clone(),
+                            },
                         }
                     });
                 }
@@ -583,7 +589,7 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
         local_defs.push(defs);
     }
     let mut placeholders: Vec<u64> = Vec::new();
-    for (_, members) in &comm_locations {
+    for (_, members, _) in &comm_locations {
         for m in members {
             if !defined.contains(m) && !placeholders.contains(m) {
                 placeholders.push(*m);
