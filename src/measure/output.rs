@@ -134,9 +134,21 @@ pub fn write_trace(
             Err(e) => errors.push(format!("writing the snapshots failed: {e}")),
         }
     }
+    // A rank's own files: the job's directory holds every rank's.
+    let own_files: Option<Vec<std::path::PathBuf>> = m.job.as_ref().map(|job| {
+        let parts = m.experiment_dir.join(otf2::unify::PARTS_DIR);
+        ids.iter()
+            .map(|&id| archive.event_path(id))
+            .chain(["otf2", "def"].map(|ext| parts.join(format!("{}.{ext}", job.rank))))
+            .chain([parts.join(job.rank.to_string())])
+            .collect()
+    });
     let written = super::job::finish_archive(m, archive, defs, &ids)?;
     m.journal.remove();
-    let bytes = directory_size(&m.experiment_dir);
+    let bytes = match own_files {
+        Some(files) => files.iter().map(|f| path_size(f)).sum(),
+        None => directory_size(&m.experiment_dir),
+    };
     let total: u64 = events.iter().sum::<u64>() + metric_location.map_or(0, |(_, n)| n);
     let mut summary = format!(
         "{written} ({} locations, {} events, {} bytes)",
@@ -172,6 +184,15 @@ fn cost_line(elapsed: Duration, writer_cpu: Option<Duration>, waits: (Duration, 
         waits.1,
         ms(waits.0)
     )
+}
+
+/// The bytes of a file, or of everything in a directory.
+fn path_size(path: &std::path::Path) -> u64 {
+    match std::fs::metadata(path) {
+        Ok(md) if md.is_dir() => directory_size(path),
+        Ok(md) => md.len(),
+        Err(_) => 0,
+    }
 }
 
 fn directory_size(dir: &std::path::Path) -> u64 {
