@@ -33,6 +33,21 @@ fn loaded_libraries(exe: &Path) -> String {
     String::from_utf8_lossy(&run(Command::new("ldd").arg(exe)).stdout).into_owned()
 }
 
+fn directory_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let md = e.metadata().unwrap();
+            if md.is_dir() {
+                directory_bytes(&e.path())
+            } else {
+                md.len()
+            }
+        })
+        .sum()
+}
+
 /// Runs `exe` as RANKS ranks of THREADS threads; its trace in `dir/trace`.
 fn run_job(dir: &Path, exe: &Path, env: &[(&str, &str)]) -> (String, View, std::path::PathBuf) {
     let experiment = dir.join("trace");
@@ -74,6 +89,19 @@ fn the_hybrid_jacobi_built_by_pomptrace_mpicc_alone() {
     let (stdout, view, anchor) = run_job(&scratch.path, &exe, &[]);
     assert!(stdout.contains("ranks 4 threads 2"), "{stdout}");
     assert_jacobi_trace(&view, &anchor, RANKS, ITERATIONS);
+    // Each rank's closing line counts its own files: together no more than the directory.
+    let stderr = std::fs::read_to_string(scratch.join("mpirun.stderr")).unwrap();
+    let bytes: Vec<u64> = stderr
+        .lines()
+        .filter(|l| l.starts_with("pomptrace: ") && l.contains(" events, "))
+        .map(|l| {
+            let end = l.rfind(" bytes)").unwrap();
+            l[l[..end].rfind(' ').unwrap() + 1..end].parse().unwrap()
+        })
+        .collect();
+    assert_eq!(bytes.len(), RANKS as usize, "{stderr}");
+    let total = directory_bytes(anchor.parent().unwrap());
+    assert!(bytes.iter().sum::<u64>() <= total, "{bytes:?} of {total}");
     // The ranks' clock: the TSC where it is invariant (its rate is not 1 GHz, the monotonic
     // clock's), and every rank's thread locations are there.
     assert_eq!(
