@@ -25,8 +25,9 @@
 //! metric, one and three software perf counters and a getrusage metric (`POMPTRACE_METRICS`).
 //!
 //! With `--mpi`, it instead compares the cost per event over a bare TSC read (shared library,
-//! one thread) of the driver run alone with the same in a rank of `mpirun -np 2` (each rank
-//! records into the job's archive; the best of its ranks), and in a rank with
+//! one thread) of the driver run alone (bound to one core, as mpirun binds its ranks) with the
+//! same in a rank of `mpirun -np 2` (each rank
+//! records into the job's archive; the best of its ranks; best of 5 rounds), and in a rank with
 //! `POMPTRACE_CLOCK=monotonic` (what every rank used before they took the TSC): the line
 //! `hotpath mpi: event / TSC read alone A, in a rank of mpirun -np 2 R (R/A = Q), ...`.
 //!
@@ -311,9 +312,9 @@ fn compare_metrics(exe: &Path, trace: &Path, pairs: u64) {
     }
 }
 
-/// (ns per enter+exit pair, ns per TSC read) of the driver's one-thread loop, the best of
-/// every `pair_ns= tsc_ns=` line the command printed (one per rank under mpirun).
-fn pair_and_tsc(command: &mut Command) -> (f64, f64) {
+/// The driver's one-thread figures from every `pair_ns= tsc_ns=` line the command printed (one
+/// per rank under mpirun): (best ns per event, best ns per TSC read).
+fn event_and_tsc(command: &mut Command) -> (f64, f64) {
     let out = command
         .env("POMPTRACE_VERBOSE", "0")
         .env_remove("LD_LIBRARY_PATH")
@@ -328,12 +329,16 @@ fn pair_and_tsc(command: &mut Command) -> (f64, f64) {
     let mut best = (0.0, 0.0);
     for line in text.lines().filter(|l| !l.starts_with("threads=")) {
         if let (Some(pair), Some(tsc)) = (field(line, "pair_ns="), field(line, "tsc_ns=")) {
-            keep_min(&mut best.0, pair);
-            keep_min(&mut best.1, tsc);
+            keep_figures(&mut best, (pair / 2.0, tsc));
         }
     }
     assert!(best.0 > 0.0, "no pair_ns= in the driver's output: {text}");
     best
+}
+
+fn keep_figures(best: &mut (f64, f64), (event, tsc): (f64, f64)) {
+    keep_min(&mut best.0, event);
+    keep_min(&mut best.1, tsc);
 }
 
 /// Event / TSC read of the driver alone and in a rank of `mpirun -np 2` (TSC, and monotonic).
@@ -351,27 +356,28 @@ fn compare_mpi(exe: &Path, traces: &Path, pairs: u64) {
             ])
             .arg(exe)
             .arg(pairs.to_string());
-        let figures = pair_and_tsc(&mut cmd);
+        let figures = event_and_tsc(&mut cmd);
         let _ = std::fs::remove_dir_all(&trace);
         figures
     };
-    let (mut alone, mut tsc_rank, mut monotonic_rank) = ((0.0, 0.0), (0.0, 0.0), (0.0, 0.0));
-    let keep = |best: &mut (f64, f64), (pair, tsc): (f64, f64)| {
-        keep_min(&mut best.0, pair);
-        keep_min(&mut best.1, tsc);
-    };
-    for _round in 0..3 {
+    let mut alone = (0.0, 0.0);
+    let mut tsc_rank = alone;
+    let mut monotonic_rank = alone;
+    for _round in 0..5 {
         let trace = traces.join("alone");
-        let mut cmd = Command::new(exe);
-        cmd.arg(pairs.to_string())
+        // On one core, as mpirun binds each of its ranks to one.
+        let mut cmd = Command::new("taskset");
+        cmd.args(["-c", "0"])
+            .arg(exe)
+            .arg(pairs.to_string())
             .env("OMP_NUM_THREADS", "1")
             .env("POMPTRACE_EXPERIMENT_DIRECTORY", &trace);
-        keep(&mut alone, pair_and_tsc(&mut cmd));
+        keep_figures(&mut alone, event_and_tsc(&mut cmd));
         let _ = std::fs::remove_dir_all(&trace);
-        keep(&mut tsc_rank, rank("auto"));
-        keep(&mut monotonic_rank, rank("monotonic"));
+        keep_figures(&mut tsc_rank, rank("auto"));
+        keep_figures(&mut monotonic_rank, rank("monotonic"));
     }
-    let ratio = |(pair, tsc): (f64, f64)| pair / 2.0 / tsc;
+    let ratio = |(event, tsc): (f64, f64)| event / tsc;
     for (label, figures) in [
         ("alone", alone),
         ("in a rank of mpirun -np 2", tsc_rank),
@@ -379,7 +385,7 @@ fn compare_mpi(exe: &Path, traces: &Path, pairs: u64) {
     ] {
         println!(
             "mpi {label:>36}: event {:.2} ns, tsc {:.2} ns, event / TSC read {:.2}",
-            figures.0 / 2.0,
+            figures.0,
             figures.1,
             ratio(figures)
         );
