@@ -8,8 +8,9 @@
 #   PREFIX/lib/libpomptrace.so, PREFIX/lib/libpomptrace.a
 #   PREFIX/include/opari2/pomp2_lib.h, PREFIX/include/opari2/pomp2_user_lib.h
 #   PREFIX/lib/pkgconfig/pomptrace.pc   (pkg-config --cflags --libs pomptrace)
-# and, when an MPI compiler wrapper is found ($(MPICC), default mpicc), the MPI wrapper library
-#   PREFIX/lib/libpomptrace_mpi.so      (`make mpi` builds it next to libpomptrace.so)
+# and the MPI wrapper library, which cargo's build script compiles next to libpomptrace.so
+# wherever an MPI compiler wrapper is found ($(MPICC), default mpicc)
+#   PREFIX/lib/libpomptrace_mpi.so, PREFIX/lib/libpomptrace_mpi.a
 #
 # CARGO_PROFILE_DIR=DIR installs the files already built in DIR (e.g. target/debug) without
 # running cargo; the tests use it from inside `cargo test`, where a nested cargo build would wait
@@ -21,9 +22,9 @@ CARGO ?= cargo
 CARGO_PROFILE_DIR ?=
 INSTALL ?= install
 MPICC ?= mpicc
-HAVE_MPICC := $(shell command -v $(MPICC) 2>/dev/null)
 # One-word compiler commands: pomptrace-gcc runs `pomptrace gcc`.
 WRAPPED_COMPILERS ?= cc c++ gcc g++ gfortran clang clang++ mpicc mpicxx mpifort mpif90
+MPI_LIBS := libpomptrace_mpi.so libpomptrace_mpi.a
 
 VERSION := $(shell sed -n 's/^version = "\(.*\)"$$/\1/p' Cargo.toml | head -n 1)
 HEADERS := include/opari2/pomp2_lib.h include/opari2/pomp2_user_lib.h
@@ -43,20 +44,21 @@ DEST := $(DESTDIR)$(PREFIX)
 all: build
 
 build:
-	$(CARGO) build --release
+	MPICC=$(MPICC) $(CARGO) build --release
 
-# PMPI wrappers, compiled against the MPI in use; libpomptrace itself never links MPI.
-mpi: $(INSTALL_DEPS)
-	$(MPICC) -shared -fPIC -O2 -Wall -Wextra -Iinclude src/mpi/pomptrace_mpi.c \
-	    -L$(BUILT) -lpomptrace -Wl,-rpath,'$$ORIGIN' -o $(BUILT)/libpomptrace_mpi.so
+# The PMPI wrappers are part of the build (build.rs); kept for the command's old users.
+mpi: build
 
-install: $(INSTALL_DEPS) $(if $(HAVE_MPICC),mpi)
+# The MPI wrapper library's files are installed where the build made them (a recipe's
+# $(wildcard) is expanded after the build ran).
+install: $(INSTALL_DEPS)
 	$(INSTALL) -d $(DEST)/bin $(DEST)/lib/pkgconfig $(DEST)/include/opari2
 	$(INSTALL) -m 755 $(BUILT)/pomptrace $(DEST)/bin/pomptrace
 	for c in $(WRAPPED_COMPILERS); do ln -sfn pomptrace $(DEST)/bin/pomptrace-$$c || exit 1; done
 	$(INSTALL) -m 755 $(BUILT)/libpomptrace.so $(DEST)/lib/libpomptrace.so
 	$(INSTALL) -m 644 $(BUILT)/libpomptrace.a $(DEST)/lib/libpomptrace.a
-	$(if $(HAVE_MPICC),$(INSTALL) -m 755 $(BUILT)/libpomptrace_mpi.so $(DEST)/lib/libpomptrace_mpi.so)
+	$(foreach lib,$(wildcard $(addprefix $(BUILT)/,$(MPI_LIBS))),\
+	    $(INSTALL) -m $(if $(filter %.so,$(lib)),755,644) $(lib) $(DEST)/lib/$(notdir $(lib));)
 	$(INSTALL) -m 644 $(HEADERS) $(DEST)/include/opari2/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' pomptrace.pc.in \
 	    > $(DEST)/lib/pkgconfig/pomptrace.pc
@@ -64,5 +66,5 @@ install: $(INSTALL_DEPS) $(if $(HAVE_MPICC),mpi)
 uninstall:
 	rm -f $(DEST)/bin/pomptrace $(addprefix $(DEST)/bin/pomptrace-,$(WRAPPED_COMPILERS)) \
 	    $(DEST)/lib/libpomptrace.so $(DEST)/lib/libpomptrace.a \
-	    $(DEST)/lib/libpomptrace_mpi.so \
+	    $(addprefix $(DEST)/lib/,$(MPI_LIBS)) \
 	    $(DEST)/lib/pkgconfig/pomptrace.pc $(addprefix $(DEST)/,$(HEADERS))

@@ -9,7 +9,10 @@
  * With MPI_JACOBI_KILL_RANK=r in the environment, rank r kills itself (SIGKILL) after its last
  * MPI call, as a node failure would: it never gets to write its trace. It waits (up to a minute)
  * until every other rank has written its part of the trace (POMPTRACE_EXPERIMENT_DIRECTORY/
- * ranks/<rank>.otf2), so that the launcher's clean-up cannot interrupt them.
+ * ranks/<rank>.otf2), so that the launcher's clean-up cannot interrupt them. With
+ * MPI_JACOBI_KILL_AT_ITERATION=i as well, rank r kills itself in the middle of the run instead,
+ * at the start of iteration i (after a pause that lets pomptrace's writer thread store the
+ * event chunks already full): the other ranks wait for it and are ended by the launcher.
  */
 #include <mpi.h>
 #include <omp.h>
@@ -53,8 +56,16 @@ int main(int argc, char **argv) {
     const int up = rank > 0 ? rank - 1 : MPI_PROC_NULL;
     const int down = rank < size - 1 ? rank + 1 : MPI_PROC_NULL;
 
+    const char *kill_rank = getenv("MPI_JACOBI_KILL_RANK");
+    const char *kill_at = getenv("MPI_JACOBI_KILL_AT_ITERATION");
+    const int killed_here = kill_rank && atoi(kill_rank) == rank;
+
     double residual = 0.0;
     for (int it = 0; it < iterations; it++) {
+        if (killed_here && kill_at && atoi(kill_at) == it) {
+            usleep(500000);
+            raise(SIGKILL);
+        }
         MPI_Request requests[4];
         MPI_Irecv(u, n, MPI_DOUBLE, up, TAG_DOWN, MPI_COMM_WORLD, &requests[0]);
         MPI_Irecv(u + (size_t)(rows + 1) * width, n, MPI_DOUBLE, down, TAG_UP, MPI_COMM_WORLD,
@@ -96,9 +107,8 @@ int main(int argc, char **argv) {
     free(u);
     free(next);
     MPI_Finalize();
-    const char *kill_rank = getenv("MPI_JACOBI_KILL_RANK");
     const char *trace = getenv("POMPTRACE_EXPERIMENT_DIRECTORY");
-    if (kill_rank && atoi(kill_rank) == rank) {
+    if (killed_here) {
         for (int waited = 0; trace && waited < 600; waited++) {
             int written = 0;
             for (int r = 0; r < size; r++) {

@@ -24,7 +24,15 @@
 //! With `--metrics`, it instead compares the cost per event (shared library, one thread) with no
 //! metric, one and three software perf counters and a getrusage metric (`POMPTRACE_METRICS`).
 //!
-//! Run: `cargo run --release --example hotpath_bench [PAIRS] [--metrics] [--traces-in-memory]`
+//! With `--mpi`, it instead compares the cost per event over a bare TSC read (shared library,
+//! one thread) of the driver run alone (bound to one core, as mpirun binds its ranks) with the
+//! same in a rank of `mpirun -np 2` (each rank
+//! records into the job's archive; the best of its ranks; best of 5 rounds), and in a rank with
+//! `POMPTRACE_CLOCK=monotonic` (what every rank used before they took the TSC): the line
+//! `hotpath mpi: event / TSC read alone A, in a rank of mpirun -np 2 R (R/A = Q), ...`.
+//!
+//! Run: `cargo run --release --example hotpath_bench [PAIRS] [--metrics | --mpi]
+//! [--traces-in-memory]`
 
 #[path = "common/library_dir.rs"]
 mod library_dir;
@@ -304,9 +312,99 @@ fn compare_metrics(exe: &Path, trace: &Path, pairs: u64) {
     }
 }
 
+/// The driver's one-thread figures from every `pair_ns= tsc_ns=` line the command printed (one
+/// per rank under mpirun): (best ns per event, best ns per TSC read).
+fn event_and_tsc(command: &mut Command) -> (f64, f64) {
+    let out = command
+        .env("POMPTRACE_VERBOSE", "0")
+        .env_remove("LD_LIBRARY_PATH")
+        .output()
+        .expect("run driver");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "driver failed: {text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut best = (0.0, 0.0);
+    for line in text.lines().filter(|l| !l.starts_with("threads=")) {
+        if let (Some(pair), Some(tsc)) = (field(line, "pair_ns="), field(line, "tsc_ns=")) {
+            keep_figures(&mut best, (pair / 2.0, tsc));
+        }
+    }
+    assert!(best.0 > 0.0, "no pair_ns= in the driver's output: {text}");
+    best
+}
+
+fn keep_figures(best: &mut (f64, f64), (event, tsc): (f64, f64)) {
+    keep_min(&mut best.0, event);
+    keep_min(&mut best.1, tsc);
+}
+
+/// Event / TSC read of the driver alone and in a rank of `mpirun -np 2` (TSC, and monotonic).
+fn compare_mpi(exe: &Path, traces: &Path, pairs: u64) {
+    let rank = |clock: &str| {
+        let trace = traces.join(format!("mpi-{clock}"));
+        let mut cmd = Command::new("mpirun");
+        cmd.args(["-np", "2", "--oversubscribe", "--allow-run-as-root"])
+            .args(["-x", "OMP_NUM_THREADS=1"])
+            .args(["-x", &format!("POMPTRACE_CLOCK={clock}")])
+            .args(["-x", "POMPTRACE_VERBOSE=0"])
+            .args([
+                "-x",
+                &format!("POMPTRACE_EXPERIMENT_DIRECTORY={}", trace.display()),
+            ])
+            .arg(exe)
+            .arg(pairs.to_string());
+        let figures = event_and_tsc(&mut cmd);
+        let _ = std::fs::remove_dir_all(&trace);
+        figures
+    };
+    let mut alone = (0.0, 0.0);
+    let mut tsc_rank = alone;
+    let mut monotonic_rank = alone;
+    for _round in 0..5 {
+        let trace = traces.join("alone");
+        // On one core, as mpirun binds each of its ranks to one.
+        let mut cmd = Command::new("taskset");
+        cmd.args(["-c", "0"])
+            .arg(exe)
+            .arg(pairs.to_string())
+            .env("OMP_NUM_THREADS", "1")
+            .env("POMPTRACE_EXPERIMENT_DIRECTORY", &trace);
+        keep_figures(&mut alone, event_and_tsc(&mut cmd));
+        let _ = std::fs::remove_dir_all(&trace);
+        keep_figures(&mut tsc_rank, rank("auto"));
+        keep_figures(&mut monotonic_rank, rank("monotonic"));
+    }
+    let ratio = |(event, tsc): (f64, f64)| event / tsc;
+    for (label, figures) in [
+        ("alone", alone),
+        ("in a rank of mpirun -np 2", tsc_rank),
+        ("in a rank, POMPTRACE_CLOCK=monotonic", monotonic_rank),
+    ] {
+        println!(
+            "mpi {label:>36}: event {:.2} ns, tsc {:.2} ns, event / TSC read {:.2}",
+            figures.0,
+            figures.1,
+            ratio(figures)
+        );
+    }
+    println!(
+        "hotpath mpi: event / TSC read alone {:.2}, in a rank of mpirun -np 2 {:.2} ({:.2} x \
+         alone), with the monotonic clock {:.2} ({:.2} x alone)",
+        ratio(alone),
+        ratio(tsc_rank),
+        ratio(tsc_rank) / ratio(alone),
+        ratio(monotonic_rank),
+        ratio(monotonic_rank) / ratio(alone)
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let metrics_mode = args.iter().any(|a| a == "--metrics");
+    let mpi_mode = args.iter().any(|a| a == "--mpi");
     let traces_in_memory = args.iter().any(|a| a == "--traces-in-memory");
     let pairs: u64 = args
         .iter()
@@ -334,6 +432,10 @@ fn main() {
     build_driver(&variants[1].exe, &[archive, "-lpthread", "-ldl", "-lm"]);
     if metrics_mode {
         compare_metrics(&variants[0].exe, &scratch.traces.join("metrics"), pairs);
+        return;
+    }
+    if mpi_mode {
+        compare_mpi(&variants[0].exe, &scratch.traces, pairs);
         return;
     }
 

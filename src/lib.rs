@@ -35,11 +35,16 @@ mod record;
 pub mod settings {
     pub use crate::base::config::{
         default_buffer_size, describe_environment, switch_on, value, Variable, INSTRUMENT_ALL,
-        KEEP_FILES, OPARI2, SKIP_UNINSTRUMENTABLE, STATIC, VARIABLES, WRAPPER_VERBOSE,
+        KEEP_FILES, NO_MPI, OPARI2, SKIP_UNINSTRUMENTABLE, STATIC, VARIABLES, WRAPPER_VERBOSE,
     };
 }
 
-pub use output::recover::{recover, Recovered};
+/// Making the remains of a run that never ended a readable trace: one process's, or one rank's
+/// part of a job's.
+pub mod recovery {
+    pub use crate::output::recover::{journaled_ranks, recover, recover_rank, Recovered};
+}
+pub use recovery::{recover, Recovered};
 
 /// Whether this machine lets a thread count its CPU cycles (perf_event); the error says why not,
 /// in the words the run itself would use.

@@ -4,14 +4,13 @@
 
 mod support;
 
-use support::mpi::{build_instrumented, build_mpi_library, mpirun_ok, Job};
+use support::mpi::{build_instrumented, mpirun_ok, Job};
 use support::pomp2::{Link, View};
 use support::Scratch;
 
 #[test]
 fn every_wrapped_call_is_a_region_and_every_message_matches() {
     let scratch = Scratch::new("mpi-calls");
-    build_mpi_library(&scratch.path);
     let exe = build_instrumented(
         &scratch.path,
         "mpi_calls.c",

@@ -8,8 +8,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use otf2::{ArchiveReader, LocalDef};
-use support::mpi::{build_instrumented, build_mpi_library, mpirun, mpirun_ok, Job};
+use support::mpi::{build_instrumented, mpi_library, mpirun, mpirun_ok, Job};
 use support::pomp2::{pomptrace_command, program, Link, View};
 use support::{otf2_print, run, Scratch};
 
@@ -163,7 +162,7 @@ fn rank_detection_alone_writes_one_archive_with_a_location_group_per_rank() {
 fn run_with_library(label: &str, env: &[(&str, &str)]) -> (Scratch, PathBuf, Output) {
     let scratch = Scratch::new(label);
     let exe = build_instrumented(&scratch.path, "mpi_jacobi.c", "mpi_jacobi", Link::Shared);
-    let library = build_mpi_library(&scratch.path);
+    let library = mpi_library();
     let experiment = scratch.join("trace");
     let mut env = env.to_vec();
     env.push(("LD_PRELOAD", library.to_str().unwrap()));
@@ -190,102 +189,29 @@ fn the_mpi_library_traces_calls_messages_collectives_and_clock_offsets() {
     view.assert_well_formed();
     assert_four_ranks_of_two_threads(&view);
 
-    let job = Job { view: &view };
-    // Every MPI call the program makes is a region, entered as often as it is called.
-    let calls = job.mpi_calls();
-    for r in 0..u64::from(RANKS) {
-        let expected: Vec<(&str, usize)> = vec![
-            ("MPI_Allreduce", ITERATIONS),
-            ("MPI_Barrier", 1),
-            ("MPI_Bcast", 1),
-            ("MPI_Finalize", 1),
-            ("MPI_Init_thread", 1),
-            ("MPI_Irecv", 2 * ITERATIONS),
-            ("MPI_Isend", 2 * ITERATIONS),
-            ("MPI_Reduce", 1),
-            ("MPI_Waitall", ITERATIONS),
-        ];
-        let got: Vec<(&str, usize)> = calls[&r].iter().map(|(k, v)| (k.as_str(), *v)).collect();
-        assert_eq!(got, expected, "rank {r}");
-    }
-    for name in ["MPI_Isend", "MPI_Irecv", "MPI_Waitall"] {
-        assert_eq!(view.region(name).role, "POINT2POINT");
-    }
-    assert_eq!(view.region("MPI_Allreduce").role, "COLL_ALL2ALL");
-    assert_eq!(view.region("MPI_Bcast").role, "COLL_ONE2ALL");
-    assert_eq!(view.region("MPI_Reduce").role, "COLL_ALL2ONE");
-    assert_eq!(view.region("MPI_Barrier").role, "BARRIER");
+    support::mpi::assert_jacobi_trace(&view, &anchor, RANKS, ITERATIONS);
+}
 
-    // Every halo message matched (ranks to PROC_NULL send nothing): 2 per inner boundary
-    // and iteration, 512 bytes (64 doubles) each.
-    let messages = job.assert_consistent();
-    assert_eq!(messages, 2 * (RANKS as usize - 1) * ITERATIONS);
-    let (sends, _) = job.messages();
-    assert!(sends.iter().all(|m| m.4 == 64 * 8), "{sends:?}");
-    // Collectives on MPI_COMM_WORLD: Bcast from 0, Allreduce per iteration, Reduce to 0,
-    // Barrier, in that order on every rank.
-    let world = *view
-        .comms
-        .iter()
-        .find(|(_, c)| c.name == "MPI_COMM_WORLD")
+/// `pomptrace unify` on a job that ended without its anchor; returns its report.
+fn unify(experiment: &Path) -> String {
+    let unify = run(Command::new(pomptrace_command())
+        .arg("unify")
+        .arg(experiment));
+    String::from_utf8_lossy(&unify.stdout).into_owned()
+}
+
+/// Event files set aside by an earlier unification (there must be none).
+fn set_aside(experiment: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(experiment.join("traces"))
         .unwrap()
-        .0;
-    let collectives = job.collectives();
-    let on_rank_0 = &collectives[&world][&0];
-    let mut expected = vec![("BCAST".to_string(), "0".to_string())];
-    expected.extend((0..ITERATIONS).map(|_| ("ALLREDUCE".into(), u32::MAX.to_string())));
-    expected.push(("REDUCE".into(), "0".into()));
-    expected.push(("BARRIER".into(), u32::MAX.to_string()));
-    assert_eq!(on_rank_0, &expected);
-
-    // The other reference reader counts the same messages.
-    let printed = otf2_print(&[], &anchor, &[]);
-    let lines = |kind: &str| printed.lines().filter(|l| l.starts_with(kind)).count();
-    assert_eq!(lines("MPI_ISEND "), messages);
-    assert_eq!(lines("MPI_IRECV "), messages);
-    assert_eq!(lines("MPI_ISEND_COMPLETE "), messages);
-    assert_eq!(
-        lines("MPI_COLLECTIVE_END "),
-        RANKS as usize * (ITERATIONS + 3)
-    );
-
-    // Clock offsets against rank 0, measured at MPI_Init and MPI_Finalize, hold for every
-    // location of a rank; rank 0's are zero.
-    let reader = ArchiveReader::open(&anchor).unwrap();
-    for location in view.locations.keys() {
-        let offsets: Vec<(u64, i64, f64)> = reader
-            .local_defs(*location)
-            .unwrap()
-            .into_iter()
-            .filter_map(|d| match d {
-                LocalDef::ClockOffset {
-                    time,
-                    offset,
-                    standard_deviation,
-                } => Some((time, offset, standard_deviation)),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(offsets.len(), 2, "location {location}: {offsets:?}");
-        assert!(offsets[0].0 < offsets[1].0);
-        if Job::rank_of(*location) == 0 {
-            assert!(offsets.iter().all(|o| o.1 == 0), "{offsets:?}");
-        } else {
-            // Ranks on one node share CLOCK_MONOTONIC, so rank 0's time, read between the
-            // ping's send and the pong's arrival, is within half the round trip (the recorded
-            // deviation) of their midpoint: the measured offset is that close to the true 0.
-            assert!(
-                offsets
-                    .iter()
-                    .all(|o| o.1.unsigned_abs() as f64 <= o.2 + 1.0),
-                "{offsets:?}"
-            );
-        }
-    }
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_string_lossy().ends_with(".lost"))
+        .collect()
 }
 
 #[test]
-fn a_job_whose_rank_died_before_writing_is_unified_afterwards_from_what_the_others_wrote() {
+fn a_rank_killed_after_its_last_mpi_call_is_unified_from_its_journal() {
     let (_scratch, experiment, out) =
         run_with_library("mpi-killed", &[("MPI_JACOBI_KILL_RANK", "2")]);
     assert!(!out.status.success(), "the job fails");
@@ -303,29 +229,32 @@ fn a_job_whose_rank_died_before_writing_is_unified_afterwards_from_what_the_othe
         );
     }
     assert!(!parts.join("2.otf2").exists());
+    assert!(experiment.join("traces.rank2.journal").exists());
 
-    let unify = run(Command::new(pomptrace_command())
-        .arg("unify")
-        .arg(&experiment));
-    let stdout = String::from_utf8_lossy(&unify.stdout);
-    assert!(stdout.contains("(3 ranks, 6 locations)"), "{stdout}");
+    let stdout = unify(&experiment);
+    // Rank 2 wrote its journal at MPI_Finalize; its events, less than one chunk, were still
+    // in memory when it died.
     assert!(
-        stdout.contains("rank(s) 2 wrote no definitions"),
+        stdout.contains(
+            "rank 2 did not finish: its part was rebuilt from its journal (2 locations, 0 \
+             events in 0 chunks)"
+        ),
         "{stdout}"
     );
+    assert!(stdout.contains("(4 ranks, 8 locations)"), "{stdout}");
+    assert!(!stdout.contains("wrote no definitions"), "{stdout}");
+    assert!(set_aside(&experiment).is_empty());
     let view = View::read(&anchor);
     view.assert_well_formed();
-    let groups: BTreeSet<&str> = view.location_groups.values().map(String::as_str).collect();
-    assert_eq!(
-        groups,
-        BTreeSet::from([
-            "MPI Rank 0",
-            "MPI Rank 1",
-            "MPI Rank 3",
-            // The lost rank's first location, so that ranks still index MPI_COMM_WORLD.
-            "process of location 2 (no definitions)"
-        ])
-    );
+    assert_four_ranks_of_two_threads(&view);
+    // Its communicators came from its journal: the world is one Comm of all 4 ranks.
+    let worlds: Vec<&support::pomp2::Comm> = view
+        .comms
+        .values()
+        .filter(|c| c.name == "MPI_COMM_WORLD")
+        .collect();
+    assert_eq!(worlds.len(), 1);
+    assert_eq!(worlds[0].members.len(), RANKS as usize);
     // The messages between the ranks that wrote their part all match; what rank 2 sent
     // and received is lost with it.
     let job = Job { view: &view };
@@ -347,10 +276,92 @@ fn a_job_whose_rank_died_before_writing_is_unified_afterwards_from_what_the_othe
 }
 
 #[test]
+fn a_rank_killed_mid_run_is_unified_with_its_events_up_to_its_last_whole_chunk() {
+    let scratch = Scratch::new("mpi-killed-mid-run");
+    let exe = build_instrumented(&scratch.path, "mpi_jacobi.c", "mpi_jacobi", Link::Shared);
+    let experiment = scratch.join("trace");
+    let env = [
+        ("LD_PRELOAD", mpi_library().to_str().unwrap().to_string()),
+        (
+            "POMPTRACE_EXPERIMENT_DIRECTORY",
+            experiment.to_str().unwrap().to_string(),
+        ),
+        // Small chunks, each written as it fills: rank 2 has many on disk when it dies.
+        ("POMPTRACE_CHUNK_SIZE", "4K".into()),
+        ("POMPTRACE_KEEP_IN_MEMORY", "0".into()),
+        ("MPI_JACOBI_KILL_RANK", "2".into()),
+        ("MPI_JACOBI_KILL_AT_ITERATION", "150".into()),
+    ];
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out =
+        support::mpi::mpirun_with_args(&scratch.path, &exe, &["64", "300"], RANKS, THREADS, &env);
+    assert!(!out.status.success(), "the job fails");
+    assert!(!experiment.join("traces.otf2").exists());
+    assert!(experiment.join("traces.rank2.journal").exists());
+    let stdout = unify(&experiment);
+    assert!(
+        stdout.contains("rank 2 did not finish: its part was rebuilt from its journal"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(4 ranks, 8 locations)"), "{stdout}");
+    assert!(set_aside(&experiment).is_empty());
+
+    let anchor = experiment.join("traces.otf2");
+    let view = View::read(&anchor);
+    // Rank 2's last whole chunk may end inside a region.
+    view.assert_well_formed_but_cut_off(&[2, (1 << 32) | 2]);
+    otf2_print(&[], &anchor, &[]);
+    assert_four_ranks_of_two_threads(&view);
+    let job = Job { view: &view };
+    let calls = job.mpi_calls();
+    // Every rank is there with its events. The killed one has what its whole chunks hold: a
+    // prefix of its 150 iterations, each of them complete up to where a chunk ended.
+    for r in 0..u64::from(RANKS) {
+        let allreduces = calls.get(&r).and_then(|c| c.get("MPI_Allreduce")).copied();
+        let allreduces = allreduces.unwrap_or(0);
+        if r == 2 {
+            assert!(
+                (10..=150).contains(&allreduces),
+                "rank 2 reduced {allreduces} times before it died"
+            );
+        } else {
+            assert!(allreduces >= 140, "rank {r}: {allreduces}");
+        }
+    }
+    for location in [2u64, (1 << 32) | 2] {
+        let (_, defined) = view.locations[&location];
+        let read = view.events[&location].len() as u64;
+        assert!(read > 0, "location {location} has events");
+        assert_eq!(
+            defined, read,
+            "location {location}: as many events as defined"
+        );
+        assert!(
+            view.events[&location]
+                .iter()
+                .all(|e| e.kind != "ProgramEnd"),
+            "killed: no ProgramEnd"
+        );
+    }
+    // Each message rank 2 sent or received before it died has its other side.
+    let (sends, receives) = job.messages();
+    let of_rank_2 = |m: &&(u64, u64, u32, u64, u64)| m.0 == 2 || m.1 == 2;
+    let sent_by_2: Vec<_> = sends
+        .iter()
+        .filter(of_rank_2)
+        .filter(|m| m.0 == 2)
+        .collect();
+    assert!(!sent_by_2.is_empty());
+    for m in sent_by_2 {
+        assert!(receives.contains(m), "{m:?} was received");
+    }
+}
+
+#[test]
 fn a_process_using_mpi_without_a_launcher_writes_an_archive_of_its_own() {
     let scratch = Scratch::new("mpi-singleton");
     let exe = build_instrumented(&scratch.path, "mpi_jacobi.c", "mpi_jacobi", Link::Shared);
-    let library = build_mpi_library(&scratch.path);
+    let library = mpi_library();
     let experiment = scratch.join("trace");
     // Open MPI's singleton start: no mpirun, so no launcher variables.
     let out = run(program(&exe)

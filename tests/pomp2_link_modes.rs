@@ -177,7 +177,12 @@ fn installed_with_make_and_linked_through_pkg_config_and_pomptrace_config() {
     let built = scratch.join("built");
     std::fs::create_dir(&built).unwrap();
     std::fs::copy(pomptrace_command(), built.join("pomptrace")).unwrap();
-    for lib in ["libpomptrace.so", "libpomptrace.a"] {
+    for lib in [
+        "libpomptrace.so",
+        "libpomptrace.a",
+        "libpomptrace_mpi.so",
+        "libpomptrace_mpi.a",
+    ] {
         std::fs::copy(library_dir().join(lib), built.join(lib)).unwrap();
     }
     run(Command::new("make")
@@ -191,8 +196,9 @@ fn installed_with_make_and_linked_through_pkg_config_and_pomptrace_config() {
         "bin/pomptrace",
         "lib/libpomptrace.so",
         "lib/libpomptrace.a",
-        // Built by `make install` because scripts/setup.sh installs Open MPI's mpicc.
+        // Built by cargo's build script because scripts/setup.sh installs Open MPI's mpicc.
         "lib/libpomptrace_mpi.so",
+        "lib/libpomptrace_mpi.a",
         "lib/pkgconfig/pomptrace.pc",
         "include/opari2/pomp2_lib.h",
         "include/opari2/pomp2_user_lib.h",
@@ -237,6 +243,13 @@ fn installed_with_make_and_linked_through_pkg_config_and_pomptrace_config() {
     assert_eq!(
         config(&["--libs"]),
         format!("-L{0} -Wl,-rpath,{0} -lpomptrace\n", lib.display())
+    );
+    assert_eq!(
+        config(&["--libs", "--mpi"]),
+        format!(
+            "-L{0} -Wl,-rpath,{0} -lpomptrace_mpi -lpomptrace\n",
+            lib.display()
+        )
     );
     assert_eq!(config(&["--libdir"]), format!("{}\n", lib.display()));
     assert_eq!(

@@ -55,6 +55,14 @@
 
 #define POMPTRACE_MPI_OP_REDUCE 12
 
+#define POMPTRACE_MPI_OP_REDUCE_SCATTER 13
+
+#define POMPTRACE_MPI_OP_SCAN 14
+
+#define POMPTRACE_MPI_OP_EXSCAN 15
+
+#define POMPTRACE_MPI_OP_REDUCE_SCATTER_BLOCK 16
+
 /*
  An id no communicator, region or rank has (also: "no root").
  */
@@ -116,6 +124,32 @@ void pomptrace_mpi_leave_isend(uint32_t region,
 void pomptrace_mpi_isend_complete(uint64_t request);
 
 /*
+ Records a non-blocking send that a call started without leaving its region (`MPI_Start` of
+ a persistent send).
+ */
+void pomptrace_mpi_isend(uint32_t receiver,
+                         uint32_t comm,
+                         uint32_t tag,
+                         uint64_t bytes,
+                         uint64_t request);
+
+/*
+ Records a non-blocking receive that a call posted without leaving its region (`MPI_Start`
+ of a persistent receive).
+ */
+void pomptrace_mpi_irecv_request(uint64_t request);
+
+/*
+ A test call found the request not complete.
+ */
+void pomptrace_mpi_request_test(uint64_t request);
+
+/*
+ The request completed as cancelled.
+ */
+void pomptrace_mpi_request_cancelled(uint64_t request);
+
+/*
  Records a non-blocking receive that `PMPI_Irecv` posted and leaves the call's region, at
  one time.
  */
@@ -156,6 +190,24 @@ void pomptrace_mpi_leave_collective(uint32_t region,
                                     uint32_t root,
                                     uint64_t sent,
                                     uint64_t received);
+
+/*
+ Records the start of a non-blocking collective operation (`request` names it until it
+ completes) and leaves the call's region, at one time.
+ */
+void pomptrace_mpi_leave_nbc_request(uint32_t region, uint64_t request);
+
+/*
+ A non-blocking collective operation completed (in a wait or test call): which operation
+ (`POMPTRACE_MPI_OP_*`), on which Comm, its root's rank in it (or
+ `POMPTRACE_MPI_UNDEFINED`), and the bytes this process sent and received.
+ */
+void pomptrace_mpi_nbc_complete(uint32_t op,
+                                uint32_t comm,
+                                uint32_t root,
+                                uint64_t sent,
+                                uint64_t received,
+                                uint64_t request);
 
 /*
  The measurement's clock now (for the clock synchronisation's ping-pong).

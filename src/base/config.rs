@@ -101,6 +101,10 @@ variables! {
          names it (as --keep-files does)";
     Build WRAPPER_VERBOSE = "POMPTRACE_WRAPPER_VERBOSE", default "0",
         "1 prints every command the wrapper runs (as --verbose does)";
+    Build NO_MPI = "POMPTRACE_NO_MPI", default "0",
+        "1 links programs built by an MPI compiler wrapper (mpicc, mpif90, ...) without the MPI \
+         wrapper library libpomptrace_mpi, so that their MPI calls are not traced (as --no-mpi \
+         does)";
     Build OPARI2 = "POMPTRACE_OPARI2", default "opari2", "the opari2 program the wrapper runs";
 }
 

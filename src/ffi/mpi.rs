@@ -56,6 +56,14 @@ pub const POMPTRACE_MPI_OP_ALLTOALLV: u32 = 9;
 pub const POMPTRACE_MPI_OP_ALLREDUCE: u32 = 11;
 #[allow(dead_code)] // read by C, through the generated header
 pub const POMPTRACE_MPI_OP_REDUCE: u32 = 12;
+#[allow(dead_code)] // read by C, through the generated header
+pub const POMPTRACE_MPI_OP_REDUCE_SCATTER: u32 = 13;
+#[allow(dead_code)] // read by C, through the generated header
+pub const POMPTRACE_MPI_OP_SCAN: u32 = 14;
+#[allow(dead_code)] // read by C, through the generated header
+pub const POMPTRACE_MPI_OP_EXSCAN: u32 = 15;
+#[allow(dead_code)] // read by C, through the generated header
+pub const POMPTRACE_MPI_OP_REDUCE_SCATTER_BLOCK: u32 = 16;
 
 /// An id no communicator, region or rank has (also: "no root").
 #[allow(dead_code)] // read by C, through the generated header
@@ -185,6 +193,52 @@ pub extern "C" fn pomptrace_mpi_isend_complete(request: u64) {
     })
 }
 
+/// Records a non-blocking send that a call started without leaving its region (`MPI_Start` of
+/// a persistent send).
+#[no_mangle]
+pub extern "C" fn pomptrace_mpi_isend(
+    receiver: u32,
+    comm: u32,
+    tag: u32,
+    bytes: u64,
+    request: u64,
+) {
+    ffi_boundary!("pomptrace_mpi_isend", {
+        m::message(Message::Isend {
+            peer: receiver,
+            comm,
+            tag,
+            bytes,
+            request,
+        })
+    })
+}
+
+/// Records a non-blocking receive that a call posted without leaving its region (`MPI_Start`
+/// of a persistent receive).
+#[no_mangle]
+pub extern "C" fn pomptrace_mpi_irecv_request(request: u64) {
+    ffi_boundary!("pomptrace_mpi_irecv_request", {
+        m::message(Message::IrecvRequest { request })
+    })
+}
+
+/// A test call found the request not complete.
+#[no_mangle]
+pub extern "C" fn pomptrace_mpi_request_test(request: u64) {
+    ffi_boundary!("pomptrace_mpi_request_test", {
+        m::message(Message::RequestTest { request })
+    })
+}
+
+/// The request completed as cancelled.
+#[no_mangle]
+pub extern "C" fn pomptrace_mpi_request_cancelled(request: u64) {
+    ffi_boundary!("pomptrace_mpi_request_cancelled", {
+        m::message(Message::RequestCancelled { request })
+    })
+}
+
 /// Records a non-blocking receive that `PMPI_Irecv` posted and leaves the call's region, at
 /// one time.
 #[no_mangle]
@@ -262,6 +316,39 @@ pub extern "C" fn pomptrace_mpi_leave_collective(
                 received,
             },
         )
+    })
+}
+
+/// Records the start of a non-blocking collective operation (`request` names it until it
+/// completes) and leaves the call's region, at one time.
+#[no_mangle]
+pub extern "C" fn pomptrace_mpi_leave_nbc_request(region: u32, request: u64) {
+    ffi_boundary!("pomptrace_mpi_leave_nbc_request", {
+        m::leave_with(region, Message::CollectiveRequest { request })
+    })
+}
+
+/// A non-blocking collective operation completed (in a wait or test call): which operation
+/// (`POMPTRACE_MPI_OP_*`), on which Comm, its root's rank in it (or
+/// `POMPTRACE_MPI_UNDEFINED`), and the bytes this process sent and received.
+#[no_mangle]
+pub extern "C" fn pomptrace_mpi_nbc_complete(
+    op: u32,
+    comm: u32,
+    root: u32,
+    sent: u64,
+    received: u64,
+    request: u64,
+) {
+    ffi_boundary!("pomptrace_mpi_nbc_complete", {
+        m::message(Message::CollectiveComplete {
+            op: op as u8,
+            comm,
+            root,
+            sent,
+            received,
+            request,
+        })
     })
 }
 

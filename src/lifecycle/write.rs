@@ -10,10 +10,10 @@ use crate::metrics::sampler;
 use crate::metrics::snapshots;
 use crate::metrics::synchronous as metrics;
 use crate::output::communicators;
-use crate::output::job::{elected, location_id, unifier_done};
+use crate::output::job::{elected, unifier_done, write_part};
 use crate::output::metric_definitions::MetricDefinitions;
 use crate::record::location::Location;
-use otf2::unify::{self, PARTS_DIR, PARTS_PROPERTY, PART_PROPERTY};
+use otf2::unify::{self, PARTS_DIR};
 use otf2::*;
 use std::path::Path;
 
@@ -158,9 +158,21 @@ pub fn write_trace(
             Err(e) => errors.push(format!("writing the snapshots failed: {e}")),
         }
     }
+    // A rank's own files: the job's directory holds every rank's.
+    let own_files: Option<Vec<std::path::PathBuf>> = m.job.as_ref().map(|job| {
+        let parts = m.experiment_dir.join(otf2::unify::PARTS_DIR);
+        ids.iter()
+            .map(|&id| archive.event_path(id))
+            .chain(["otf2", "def"].map(|ext| parts.join(format!("{}.{ext}", job.rank))))
+            .chain([parts.join(job.rank.to_string())])
+            .collect()
+    });
     let written = finish_archive(m, archive, defs, &ids)?;
     m.journal.remove();
-    let bytes = directory_size(&m.experiment_dir);
+    let bytes = match own_files {
+        Some(files) => files.iter().map(|f| path_size(f)).sum(),
+        None => directory_size(&m.experiment_dir),
+    };
     let total: u64 = events.iter().sum::<u64>() + metric_location.map_or(0, |(_, n)| n);
     let mut summary = format!(
         "{written} ({} locations, {} events, {} bytes)",
@@ -214,6 +226,15 @@ fn cost_line(elapsed: Duration, writer_cpu: Option<Duration>, waits: (Duration, 
         waits.1,
         ms(waits.0)
     )
+}
+
+/// The bytes of a file, or of everything in a directory.
+fn path_size(path: &std::path::Path) -> u64 {
+    match std::fs::metadata(path) {
+        Ok(md) if md.is_dir() => directory_size(path),
+        Ok(md) => md.len(),
+        Err(_) => 0,
+    }
 }
 
 fn directory_size(dir: &std::path::Path) -> u64 {
@@ -273,24 +294,10 @@ fn finish_rank(
     clock_offsets: &[LocalDef],
 ) -> Result<String, String> {
     let parts_dir = experiment_dir.join(PARTS_DIR);
-    let mut config: ArchiveConfig = archive.config().clone();
+    let config: ArchiveConfig = archive.config().clone();
     // The definitions go to the part; the job's anchor is the unifier's.
     archive.close_unanchored();
-    config
-        .properties
-        .push((PARTS_PROPERTY.into(), job.size.to_string()));
-    config
-        .properties
-        .push((PART_PROPERTY.into(), job.rank.to_string()));
-    let part = ArchiveWriter::create(&parts_dir, &job.rank.to_string(), config)
-        .map_err(|e| format!("cannot write the definitions of rank {}: {e}", job.rank))?;
-    let mut offsets = part.local_def_writer();
-    for offset in clock_offsets {
-        offsets.write(offset);
-    }
-    part.write_local_defs(location_id(Some(job.rank), 0), offsets)
-        .and_then(|()| part.finish(defs, &[]).map(drop))
-        .map_err(|e| format!("writing the definitions of rank {} failed: {e}", job.rank))?;
+    write_part(job, experiment_dir, config, defs, clock_offsets)?;
     let anchor = experiment_dir.join("traces.otf2");
     if !unify::all_parts_written(&parts_dir) || !elected(&parts_dir, &anchor) {
         return Ok(format!(

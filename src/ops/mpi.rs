@@ -10,6 +10,8 @@ use crate::base::clock;
 use crate::base::diagnostics::warn;
 use crate::lifecycle::active::active;
 use crate::ops::constructs;
+use crate::output::facts::Fact;
+use crate::output::journal;
 use crate::output::registry::NO_REGION;
 use crate::output::registry::REGISTRY;
 use otf2::*;
@@ -88,6 +90,12 @@ pub enum Message {
         bytes: u64,
         request: u64,
     },
+    RequestTest {
+        request: u64,
+    },
+    RequestCancelled {
+        request: u64,
+    },
     CollectiveBegin,
     CollectiveEnd {
         op: u8,
@@ -95,6 +103,18 @@ pub enum Message {
         root: u32,
         sent: u64,
         received: u64,
+    },
+    /// A non-blocking collective started.
+    CollectiveRequest {
+        request: u64,
+    },
+    CollectiveComplete {
+        op: u8,
+        comm: u32,
+        root: u32,
+        sent: u64,
+        received: u64,
+        request: u64,
     },
 }
 
@@ -105,6 +125,7 @@ pub fn init(world_rank: u32, world_size: u32) {
     let Some(guard) = active(true) else {
         return;
     };
+    journal::record(&Fact::MpiWorldSize(world_size));
     match &guard.get().job {
         Some(job) if job.rank != world_rank || job.size != world_size => warn(&format!(
             "{} said rank {} of {}, MPI says rank {world_rank} of {world_size}; the trace uses the launcher's numbering",
@@ -228,6 +249,30 @@ fn event(message: Message) -> Event {
             communicator: comm,
             msg_tag: tag,
             msg_length: bytes,
+            request_id: request,
+        },
+        Message::RequestTest { request } => Event::MpiRequestTest {
+            request_id: request,
+        },
+        Message::RequestCancelled { request } => Event::MpiRequestCancelled {
+            request_id: request,
+        },
+        Message::CollectiveRequest { request } => Event::NonBlockingCollectiveRequest {
+            request_id: request,
+        },
+        Message::CollectiveComplete {
+            op,
+            comm,
+            root,
+            sent,
+            received,
+            request,
+        } => Event::NonBlockingCollectiveComplete {
+            collective_op: CollectiveOp(op),
+            communicator: comm,
+            root,
+            size_sent: sent,
+            size_received: received,
             request_id: request,
         },
         Message::CollectiveBegin => Event::MpiCollectiveBegin {},

@@ -4,7 +4,8 @@
 
 use parking_lot::Mutex;
 
-use super::facts::ExtraDefinitions;
+use super::facts::{ExtraDefinitions, Fact, MpiFacts};
+use super::journal;
 use otf2::*;
 
 /// The first Comm id of an MPI communicator (and Group id of its group).
@@ -43,6 +44,12 @@ pub(crate) fn set_world_size(size: u32) {
 /// Defines a communicator; returns its Comm id.
 pub(crate) fn define_communicator(name: &str, world_ranks: Vec<u32>, parent: u32) -> u32 {
     let mut state = STATE.lock();
+    // Under the lock: the journal's order is the ids' order.
+    journal::record(&Fact::MpiCommunicator {
+        name: name.to_string(),
+        world_ranks: world_ranks.clone(),
+        parent,
+    });
     state.communicators.push(Communicator {
         name: name.to_string(),
         world_ranks,
@@ -51,8 +58,15 @@ pub(crate) fn define_communicator(name: &str, world_ranks: Vec<u32>, parent: u32
     FIRST_COMM + state.communicators.len() as u32 - 1
 }
 
-/// Records a clock offset of this process against rank 0 at local time `time`.
+/// Records a clock offset of this process against rank 0 at local time `time` (measured at
+/// MPI_Init, after the first communicators, and at MPI_Finalize): the journal is written then,
+/// so that a rank killed later can be unified with its locations and communicators.
 pub(crate) fn add_clock_offset(time: u64, offset: i64, standard_deviation: f64) {
+    record_clock_offset(time, offset, standard_deviation);
+    journal::flush_now();
+}
+
+fn record_clock_offset(time: u64, offset: i64, standard_deviation: f64) {
     let mut state = STATE.lock();
     // Readers require strictly increasing times.
     let later = match state.clock_offsets.last() {
@@ -60,6 +74,11 @@ pub(crate) fn add_clock_offset(time: u64, offset: i64, standard_deviation: f64) 
         _ => true,
     };
     if later {
+        journal::record(&Fact::MpiClockOffset {
+            time,
+            offset,
+            standard_deviation,
+        });
         state.clock_offsets.push(LocalDef::ClockOffset {
             time,
             offset,
@@ -91,9 +110,27 @@ pub(crate) struct Definitions {
 impl Definitions {
     pub(crate) fn collect() -> Self {
         let state = STATE.lock();
+        Self::new(state.world_size, state.communicators.clone())
+    }
+
+    /// Those of a process that never ended, from its journal.
+    pub(crate) fn journaled(facts: &MpiFacts) -> Self {
+        let communicators = facts
+            .communicators
+            .iter()
+            .map(|(name, world_ranks, parent)| Communicator {
+                name: name.clone(),
+                world_ranks: world_ranks.clone(),
+                parent: *parent,
+            })
+            .collect();
+        Self::new(facts.world_size, communicators)
+    }
+
+    fn new(world_size: u32, communicators: Vec<Communicator>) -> Self {
         Self {
-            world_size: state.world_size,
-            communicators: state.communicators.clone(),
+            world_size,
+            communicators,
             paradigm_name: 0,
             empty: 0,
             names: Vec::new(),

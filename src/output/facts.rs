@@ -83,6 +83,30 @@ pub enum Fact {
     Clock(Sample),
     /// The synchronous metrics recorded at every Enter and Leave, by name, in value order.
     Metrics(Vec<String>),
+    /// MPI_Init: the size of MPI_COMM_WORLD.
+    MpiWorldSize(u32),
+    /// An MPI communicator, in the order they are defined (see `mpi.rs`).
+    MpiCommunicator {
+        name: String,
+        world_ranks: Vec<u32>,
+        parent: u32,
+    },
+    /// An offset to rank 0's clock (see `mpi.rs`).
+    MpiClockOffset {
+        time: u64,
+        offset: i64,
+        standard_deviation: f64,
+    },
+}
+
+/// What the MPI wrapper library defined (journaled, so that a rank that never ended can be
+/// unified).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MpiFacts {
+    pub world_size: u32,
+    /// (name, ranks in MPI_COMM_WORLD, parent Comm) of each communicator, in order.
+    pub communicators: Vec<(String, Vec<u32>, u32)>,
+    pub clock_offsets: Vec<LocalDef>,
 }
 
 /// Every definition known so far.
@@ -98,6 +122,7 @@ pub struct Definitions {
     pub last_clock: Option<Sample>,
     /// The synchronous metrics' names (`Fact::Metrics`).
     pub metrics: Vec<String>,
+    pub mpi: MpiFacts,
 }
 
 impl Definitions {
@@ -150,6 +175,21 @@ impl Definitions {
             }
             Fact::Clock(sample) => self.last_clock = Some(sample),
             Fact::Metrics(names) => self.metrics = names,
+            Fact::MpiWorldSize(size) => self.mpi.world_size = size,
+            Fact::MpiCommunicator {
+                name,
+                world_ranks,
+                parent,
+            } => self.mpi.communicators.push((name, world_ranks, parent)),
+            Fact::MpiClockOffset {
+                time,
+                offset,
+                standard_deviation,
+            } => self.mpi.clock_offsets.push(LocalDef::ClockOffset {
+                time,
+                offset,
+                standard_deviation,
+            }),
         }
     }
 

@@ -11,9 +11,9 @@
 use std::path::Path;
 
 use crate::base::config::ClockChoice;
-use crate::base::diagnostics::warn;
 use crate::base::launcher::JobRank;
-use otf2::unify::PARTS_DIR;
+use otf2::unify::{PARTS_DIR, PARTS_PROPERTY, PART_PROPERTY};
+use otf2::{ArchiveConfig, ArchiveWriter, GlobalDefWriter, LocalDef};
 
 /// Created (exclusively) by the rank that unifies the job's parts.
 const UNIFIER_MARKER: &str = ".unifying";
@@ -35,20 +35,13 @@ pub fn location_group_name(rank: Option<u32>) -> String {
     }
 }
 
-/// The clock of a rank: the ranks' timestamps are merged into one time line, so they must
-/// tick alike; `CLOCK_MONOTONIC` is shared by the ranks of a node (and aligned across nodes
-/// by the MPI library's clock offsets), a TSC's ticks are not comparable between nodes.
-pub fn clock_choice(choice: ClockChoice, job: Option<&JobRank>) -> ClockChoice {
-    match (job, choice) {
-        (None, choice) => choice,
-        (Some(_), ClockChoice::Tsc) => {
-            warn(
-                "POMPTRACE_CLOCK=tsc is not used in an MPI job; the ranks use the monotonic clock",
-            );
-            ClockChoice::Monotonic
-        }
-        (Some(_), _) => ClockChoice::Monotonic,
-    }
+/// The clock of a rank: the one a plain process would use (the TSC where it is invariant,
+/// unless `POMPTRACE_CLOCK=monotonic`). The ranks' time lines are merged by clock offsets: each
+/// rank's part carries its own timer resolution and the offsets to rank 0's clock measured at
+/// MPI_Init and MPI_Finalize, and unification puts every part on rank 0's time line
+/// (`otf2::unify`), so that events of different nodes line up.
+pub fn clock_choice(choice: ClockChoice, _job: Option<&JobRank>) -> ClockChoice {
+    choice
 }
 
 /// The default experiment directory of a rank: the same name in every rank of the job.
@@ -83,6 +76,33 @@ pub fn part_written(experiment_dir: &Path, job: &JobRank) -> bool {
         .join(PARTS_DIR)
         .join(format!("{}.otf2", job.rank))
         .exists()
+}
+
+/// Writes a rank's definitions as its part of the job's archive in `experiment_dir`, with
+/// `clock_offsets` for all its locations.
+pub(crate) fn write_part(
+    job: &JobRank,
+    experiment_dir: &Path,
+    mut config: ArchiveConfig,
+    defs: GlobalDefWriter,
+    clock_offsets: &[LocalDef],
+) -> Result<(), String> {
+    config
+        .properties
+        .push((PARTS_PROPERTY.into(), job.size.to_string()));
+    config
+        .properties
+        .push((PART_PROPERTY.into(), job.rank.to_string()));
+    let parts_dir = experiment_dir.join(PARTS_DIR);
+    let part = ArchiveWriter::create(&parts_dir, &job.rank.to_string(), config)
+        .map_err(|e| format!("cannot write the definitions of rank {}: {e}", job.rank))?;
+    let mut offsets = part.local_def_writer();
+    for offset in clock_offsets {
+        offsets.write(offset);
+    }
+    part.write_local_defs(location_id(Some(job.rank), 0), offsets)
+        .and_then(|()| part.finish(defs, &[]).map(drop))
+        .map_err(|e| format!("writing the definitions of rank {} failed: {e}", job.rank))
 }
 
 /// True for exactly one caller per directory: the first to create the marker while the job's
@@ -142,17 +162,12 @@ mod tests {
     }
 
     #[test]
-    fn ranks_use_the_monotonic_clock() {
-        assert_eq!(clock_choice(ClockChoice::Auto, None), ClockChoice::Auto);
+    fn ranks_use_the_clock_a_plain_process_uses() {
         let job = rank(0, None);
-        assert_eq!(
-            clock_choice(ClockChoice::Auto, Some(&job)),
-            ClockChoice::Monotonic
-        );
-        assert_eq!(
-            clock_choice(ClockChoice::Tsc, Some(&job)),
-            ClockChoice::Monotonic
-        );
+        for choice in [ClockChoice::Auto, ClockChoice::Tsc, ClockChoice::Monotonic] {
+            assert_eq!(clock_choice(choice, None), choice);
+            assert_eq!(clock_choice(choice, Some(&job)), choice);
+        }
     }
 
     #[test]

@@ -36,6 +36,9 @@ const MEMBER: u8 = 6;
 const CLOCK: u8 = 7;
 const REGIONS_DROPPED: u8 = 8;
 const METRICS: u8 = 9;
+const MPI_WORLD_SIZE: u8 = 10;
+const MPI_COMMUNICATOR: u8 = 11;
+const MPI_CLOCK_OFFSET: u8 = 12;
 
 /// The journal file's name in an experiment directory: the ranks of an MPI job share the
 /// directory, so each has its own.
@@ -126,6 +129,15 @@ pub fn start(
 pub fn record(fact: &Fact) {
     if let Some(j) = JOURNAL.get() {
         encode(fact, &mut j.pending.lock());
+    }
+}
+
+/// Writes what was recorded so far now, from the calling thread (at the few moments after
+/// which a process that dies should still be recoverable as far as it got: MPI_Init and
+/// MPI_Finalize). A failure shows where the journal is next flushed.
+pub fn flush_now() {
+    if let Some(j) = JOURNAL.get() {
+        let _ = j.flush();
     }
 }
 
@@ -354,6 +366,33 @@ pub fn encode(fact: &Fact, out: &mut Vec<u8>) {
                 put_str(b, name);
             }
         }
+        Fact::MpiWorldSize(size) => {
+            put_u8(b, MPI_WORLD_SIZE);
+            put_u32(b, *size);
+        }
+        Fact::MpiCommunicator {
+            name,
+            world_ranks,
+            parent,
+        } => {
+            put_u8(b, MPI_COMMUNICATOR);
+            put_str(b, name);
+            put_u32(b, *parent);
+            put_u32(b, world_ranks.len() as u32);
+            for &rank in world_ranks {
+                put_u32(b, rank);
+            }
+        }
+        Fact::MpiClockOffset {
+            time,
+            offset,
+            standard_deviation,
+        } => {
+            put_u8(b, MPI_CLOCK_OFFSET);
+            put_u64(b, *time);
+            put_u64(b, *offset as u64);
+            put_u64(b, standard_deviation.to_bits());
+        }
     });
 }
 
@@ -499,6 +538,25 @@ fn decode_body(body: &[u8]) -> DecodeResult<Fact> {
             }
             Fact::Metrics(names)
         }
+        MPI_WORLD_SIZE => Fact::MpiWorldSize(d.u32()?),
+        MPI_COMMUNICATOR => {
+            let name = get_str(&mut d)?;
+            let parent = d.u32()?;
+            let mut world_ranks = Vec::new();
+            for _ in 0..d.u32()? {
+                world_ranks.push(d.u32()?);
+            }
+            Fact::MpiCommunicator {
+                name,
+                world_ranks,
+                parent,
+            }
+        }
+        MPI_CLOCK_OFFSET => Fact::MpiClockOffset {
+            time: d.u64()?,
+            offset: d.u64()? as i64,
+            standard_deviation: f64::from_bits(d.u64()?),
+        },
         other => return d.error(format!("unknown journal record kind {other}")),
     })
 }
@@ -561,6 +619,17 @@ mod tests {
                 location: 0,
             },
             Fact::Metrics(vec!["task-clock".into(), "ru_utime".into()]),
+            Fact::MpiWorldSize(4),
+            Fact::MpiCommunicator {
+                name: "MPI_COMM_WORLD".into(),
+                world_ranks: vec![0, 1, 2, 3],
+                parent: u32::MAX,
+            },
+            Fact::MpiClockOffset {
+                time: 60,
+                offset: -12,
+                standard_deviation: 0.5,
+            },
             Fact::Clock(Sample { ticks: 70, ns: 90 }),
         ]
     }

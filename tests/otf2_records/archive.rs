@@ -248,6 +248,25 @@ pub(crate) fn event_streams() -> Vec<(u64, Vec<Timed<Event>>)> {
                 size_received: u64::MAX - 1,
             },
         ),
+        (
+            139,
+            none(),
+            E::NonBlockingCollectiveRequest {
+                request_id: u64::MAX - 1,
+            },
+        ),
+        (
+            139,
+            none(),
+            E::NonBlockingCollectiveComplete {
+                collective_op: CollectiveOp::REDUCE_SCATTER_BLOCK,
+                communicator: 0,
+                root: U,
+                size_sent: 16,
+                size_received: u64::MAX - 1,
+                request_id: u64::MAX - 1,
+            },
+        ),
         (140, none(), E::Leave { region: R_L0_LOCAL }),
         (150, none(), E::ThreadTeamEnd { team: 0 }),
         (

@@ -162,6 +162,8 @@ pub(crate) fn event_kind(e: &Event) -> &'static str {
         E::MpiRequestCancelled { .. } => "MpiRequestCancelled",
         E::MpiCollectiveBegin { .. } => "MpiCollectiveBegin",
         E::MpiCollectiveEnd { .. } => "MpiCollectiveEnd",
+        E::NonBlockingCollectiveRequest { .. } => "NonBlockingCollectiveRequest",
+        E::NonBlockingCollectiveComplete { .. } => "NonBlockingCollectiveComplete",
         E::Unknown { .. } => "Unknown",
     }
 }

@@ -60,7 +60,12 @@ fn mpi_point_to_point_events() {
 
 #[test]
 fn mpi_collective_events() {
-    check_events(&["MpiCollectiveBegin", "MpiCollectiveEnd"]);
+    check_events(&[
+        "MpiCollectiveBegin",
+        "MpiCollectiveEnd",
+        "NonBlockingCollectiveRequest",
+        "NonBlockingCollectiveComplete",
+    ]);
 }
 
 #[test]
@@ -75,7 +80,7 @@ fn attribute_lists_with_every_attribute_type() {
         .collect();
     kinds.sort_unstable();
     kinds.dedup();
-    assert_eq!(kinds.len(), 29, "{kinds:?}");
+    assert_eq!(kinds.len(), 31, "{kinds:?}");
     for first in [true, false] {
         let list = all_types_list(first);
         let mut types: Vec<Type> = list.entries().iter().map(|e| e.1.value_type).collect();

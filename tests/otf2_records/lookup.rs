@@ -214,7 +214,8 @@ impl Ctx<'_> {
             | E::MpiIsend { communicator, .. }
             | E::MpiRecv { communicator, .. }
             | E::MpiIrecv { communicator, .. }
-            | E::MpiCollectiveEnd { communicator, .. } => {
+            | E::MpiCollectiveEnd { communicator, .. }
+            | E::NonBlockingCollectiveComplete { communicator, .. } => {
                 *communicator = m(Type::COMM, *communicator)
             }
             E::ProgramBegin {
@@ -341,6 +342,11 @@ pub(crate) fn mpi_request(event: &Event) -> Option<(&'static str, &'static str, 
         E::MpiRequestCancelled { request_id } => {
             ("MPI_REQUEST_CANCELLED", "MpiRequestCancelled", request_id)
         }
+        E::NonBlockingCollectiveRequest { request_id } => (
+            "NON_BLOCKING_COLLECTIVE_REQUEST",
+            "NonBlockingCollectiveRequest",
+            request_id,
+        ),
         _ => return None,
     })
 }

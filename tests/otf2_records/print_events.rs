@@ -196,6 +196,27 @@ impl Ctx<'_> {
                     }
                 ),
             ),
+            E::NonBlockingCollectiveComplete {
+                collective_op,
+                communicator,
+                root,
+                size_sent,
+                size_received,
+                request_id,
+            } => (
+                "NON_BLOCKING_COLLECTIVE_COMPLETE",
+                format!(
+                    "Operation: {}, Communicator: {}, Root: {}, Sent: {size_sent}, Received: \
+                     {size_received}, Request: {request_id}",
+                    en(*collective_op),
+                    self.p_ref(Type::COMM, *communicator as u64),
+                    if *root == U {
+                        "NONE".to_string()
+                    } else {
+                        self.p_rank(location, *communicator, *root)
+                    }
+                ),
+            ),
             E::MpiSend { .. }
             | E::MpiIsend { .. }
             | E::MpiRecv { .. }
@@ -203,7 +224,8 @@ impl Ctx<'_> {
             | E::MpiIsendComplete { .. }
             | E::MpiIrecvRequest { .. }
             | E::MpiRequestTest { .. }
-            | E::MpiRequestCancelled { .. } => unreachable!("shown above"),
+            | E::MpiRequestCancelled { .. }
+            | E::NonBlockingCollectiveRequest { .. } => unreachable!("shown above"),
             E::Unknown { .. } => panic!("not written"),
         }
     }

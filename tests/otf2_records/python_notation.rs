@@ -539,7 +539,8 @@ impl Ctx<'_> {
                 | E::MpiIsendComplete { .. }
                 | E::MpiIrecvRequest { .. }
                 | E::MpiRequestTest { .. }
-                | E::MpiRequestCancelled { .. } => unreachable!("shown above"),
+                | E::MpiRequestCancelled { .. }
+                | E::NonBlockingCollectiveRequest { .. } => unreachable!("shown above"),
                 E::MpiCollectiveBegin {} => ("MpiCollectiveBegin", vec![]),
                 E::MpiCollectiveEnd {
                     collective_op,
@@ -555,6 +556,24 @@ impl Ctx<'_> {
                         ("root", ji(*root)),
                         ("size_sent", ji(*size_sent)),
                         ("size_received", ji(*size_received)),
+                    ],
+                ),
+                E::NonBlockingCollectiveComplete {
+                    collective_op,
+                    communicator,
+                    root,
+                    size_sent,
+                    size_received,
+                    request_id,
+                } => (
+                    "NonBlockingCollectiveComplete",
+                    vec![
+                        ("collective_op", js(&en(*collective_op))),
+                        ("communicator", ji(*communicator)),
+                        ("root", ji(*root)),
+                        ("size_sent", ji(*size_sent)),
+                        ("size_received", ji(*size_received)),
+                        ("request_id", ji(*request_id)),
                     ],
                 ),
                 E::Unknown { .. } => panic!("not written"),

@@ -7,26 +7,20 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use super::pomp2::{include_dir, instrument, library_dir, Build, Link, View};
-use super::{repo_root, run};
+use super::pomp2::{instrument, library_dir, Build, Link, View};
+use super::{otf2_print, run};
+use otf2::{ArchiveReader, LocalDef};
 
-/// Builds the MPI wrapper library into `dir` with the link line the README documents.
-pub fn build_mpi_library(dir: &Path) -> PathBuf {
-    let lib = library_dir();
-    let out = dir.join("libpomptrace_mpi.so");
-    run(Command::new("mpicc")
-        .args([
-            "-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror", "-I",
-        ])
-        .arg(include_dir())
-        .arg(repo_root().join("src/mpi/pomptrace_mpi.c"))
-        .arg("-L")
-        .arg(&lib)
-        .arg("-lpomptrace")
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .arg("-o")
-        .arg(&out));
-    out
+/// The MPI wrapper library that `cargo build` made next to libpomptrace (its build script
+/// compiles it with mpicc whenever there is one: this machine has).
+pub fn mpi_library() -> PathBuf {
+    let library = library_dir().join("libpomptrace_mpi.so");
+    assert!(
+        library.is_file(),
+        "{} is missing: the build script builds it where mpicc is found",
+        library.display()
+    );
+    library
 }
 
 /// `c-tests/<name>` instrumented by opari2 and built by mpicc against the shared library
@@ -45,6 +39,18 @@ pub fn build_instrumented(dir: &Path, name: &str, exe: &str, link: Link) -> Path
 /// Runs `exe` as `ranks` ranks of `threads` OpenMP threads each, in `cwd`; `env` is exported
 /// to every rank. Returns the output whatever the exit status.
 pub fn mpirun(cwd: &Path, exe: &Path, ranks: u32, threads: u32, env: &[(&str, &str)]) -> Output {
+    mpirun_with_args(cwd, exe, &[], ranks, threads, env)
+}
+
+/// `mpirun` of `exe ARGS...`.
+pub fn mpirun_with_args(
+    cwd: &Path,
+    exe: &Path,
+    args: &[&str],
+    ranks: u32,
+    threads: u32,
+    env: &[(&str, &str)],
+) -> Output {
     let mut cmd = Command::new("mpirun");
     cmd.args([
         "-np",
@@ -60,7 +66,7 @@ pub fn mpirun(cwd: &Path, exe: &Path, ranks: u32, threads: u32, env: &[(&str, &s
     for (k, v) in env {
         cmd.args(["-x", &format!("{k}={v}")]);
     }
-    cmd.arg(exe);
+    cmd.arg(exe).args(args);
     // Into files, not pipes: when a rank dies, Open MPI 4.1's mpirun may crash while tearing
     // the job down, and the other ranks, still writing their traces, would then die of SIGPIPE
     // on their next message.
@@ -216,5 +222,156 @@ impl<'a> Job<'a> {
             }
         }
         out
+    }
+}
+
+/// `pomptrace COMPILER ARGS...` in `dir`: a program built the way users build it.
+pub fn build_with_wrapper(dir: &Path, compiler: &str, args: &[&str]) {
+    run(Command::new(super::pomp2::pomptrace_command())
+        .arg(compiler)
+        .args(args)
+        .current_dir(dir)
+        .env_remove("POMPTRACE_NO_MPI")
+        .env_remove("LD_PRELOAD"));
+}
+
+/// A message as otf2-print shows one side of it: (sending location, receiving location, tag,
+/// length); the peer's location is what otf2-print resolved its rank to through the Comm.
+pub type PrintedMessage = (u64, u64, u64, u64);
+
+/// Every message in `otf2-print` output, as its sends and as its receives saw it (sorted).
+pub fn printed_messages(printed: &str) -> (Vec<PrintedMessage>, Vec<PrintedMessage>) {
+    let field = |line: &str, key: &str| -> u64 {
+        let rest = &line[line.find(key).unwrap_or_else(|| panic!("{key} in {line}")) + key.len()..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().unwrap_or_else(|_| panic!("{key} in {line}"))
+    };
+    // `Receiver: 1 ("Master thread" <1>)`: the location id in angle brackets.
+    let peer = |line: &str, key: &str| -> u64 {
+        let rest = &line[line.find(key).unwrap() + key.len()..];
+        let close = rest
+            .find(">)")
+            .unwrap_or_else(|| panic!("{key} location in {line}"));
+        let open = rest[..close].rfind('<').unwrap();
+        rest[open + 1..close].parse().unwrap()
+    };
+    let (mut sends, mut receives) = (Vec::new(), Vec::new());
+    for line in printed.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some(&kind) = words.first() else { continue };
+        let is_send = kind == "MPI_SEND" || kind == "MPI_ISEND";
+        let is_receive = kind == "MPI_RECV" || kind == "MPI_IRECV";
+        if !is_send && !is_receive {
+            continue;
+        }
+        let location: u64 = words[1].parse().unwrap();
+        let (tag, length) = (field(line, "Tag: "), field(line, "Length: "));
+        if is_send {
+            sends.push((location, peer(line, "Receiver: "), tag, length));
+        } else {
+            receives.push((peer(line, "Sender: "), location, tag, length));
+        }
+    }
+    sends.sort_unstable();
+    receives.sort_unstable();
+    (sends, receives)
+}
+
+/// What c-tests/mpi_jacobi.c traced with the MPI wrapper library shows, as `ranks` ranks of
+/// `iterations` iterations: every MPI call as a region entered as often as it is called, every
+/// halo message matched, the collectives in order on every rank, both readers agreeing, and
+/// clock offsets against rank 0 at MPI_Init and MPI_Finalize on every location.
+pub fn assert_jacobi_trace(view: &View, anchor: &Path, ranks: u32, iterations: usize) {
+    let job = Job { view };
+    // Every MPI call the program makes is a region, entered as often as it is called.
+    let calls = job.mpi_calls();
+    for r in 0..u64::from(ranks) {
+        let expected: Vec<(&str, usize)> = vec![
+            ("MPI_Allreduce", iterations),
+            ("MPI_Barrier", 1),
+            ("MPI_Bcast", 1),
+            ("MPI_Finalize", 1),
+            ("MPI_Init_thread", 1),
+            ("MPI_Irecv", 2 * iterations),
+            ("MPI_Isend", 2 * iterations),
+            ("MPI_Reduce", 1),
+            ("MPI_Waitall", iterations),
+        ];
+        let got: Vec<(&str, usize)> = calls[&r].iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(got, expected, "rank {r}");
+    }
+    for name in ["MPI_Isend", "MPI_Irecv", "MPI_Waitall"] {
+        assert_eq!(view.region(name).role, "POINT2POINT");
+    }
+    assert_eq!(view.region("MPI_Allreduce").role, "COLL_ALL2ALL");
+    assert_eq!(view.region("MPI_Bcast").role, "COLL_ONE2ALL");
+    assert_eq!(view.region("MPI_Reduce").role, "COLL_ALL2ONE");
+    assert_eq!(view.region("MPI_Barrier").role, "BARRIER");
+
+    // Every halo message matched (ranks to PROC_NULL send nothing): 2 per inner boundary
+    // and iteration, 512 bytes (64 doubles) each.
+    let messages = job.assert_consistent();
+    assert_eq!(messages, 2 * (ranks as usize - 1) * iterations);
+    let (sends, _) = job.messages();
+    assert!(sends.iter().all(|m| m.4 == 64 * 8), "{sends:?}");
+    // Collectives on MPI_COMM_WORLD: Bcast from 0, Allreduce per iteration, Reduce to 0,
+    // Barrier, in that order on every rank.
+    let world = *view
+        .comms
+        .iter()
+        .find(|(_, c)| c.name == "MPI_COMM_WORLD")
+        .unwrap()
+        .0;
+    let collectives = job.collectives();
+    let on_rank_0 = &collectives[&world][&0];
+    let mut expected = vec![("BCAST".to_string(), "0".to_string())];
+    expected.extend((0..iterations).map(|_| ("ALLREDUCE".into(), u32::MAX.to_string())));
+    expected.push(("REDUCE".into(), "0".into()));
+    expected.push(("BARRIER".into(), u32::MAX.to_string()));
+    assert_eq!(on_rank_0, &expected);
+
+    // The other reference reader counts the same messages.
+    let printed = otf2_print(&[], anchor, &[]);
+    let lines = |kind: &str| printed.lines().filter(|l| l.starts_with(kind)).count();
+    assert_eq!(lines("MPI_ISEND "), messages);
+    assert_eq!(lines("MPI_IRECV "), messages);
+    assert_eq!(lines("MPI_ISEND_COMPLETE "), messages);
+    assert_eq!(
+        lines("MPI_COLLECTIVE_END "),
+        ranks as usize * (iterations + 3)
+    );
+
+    // Clock offsets against rank 0, measured at MPI_Init and MPI_Finalize, hold for every
+    // location of a rank; rank 0's are zero.
+    let reader = ArchiveReader::open(anchor).unwrap();
+    for location in view.locations.keys() {
+        let offsets: Vec<(u64, i64, f64)> = reader
+            .local_defs(*location)
+            .unwrap()
+            .into_iter()
+            .filter_map(|d| match d {
+                LocalDef::ClockOffset {
+                    time,
+                    offset,
+                    standard_deviation,
+                } => Some((time, offset, standard_deviation)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(offsets.len(), 2, "location {location}: {offsets:?}");
+        assert!(offsets[0].0 < offsets[1].0);
+        if Job::rank_of(*location) == 0 {
+            assert!(offsets.iter().all(|o| o.1 == 0), "{offsets:?}");
+        } else {
+            // Ranks on one node share CLOCK_MONOTONIC, so rank 0's time, read between the
+            // ping's send and the pong's arrival, is within half the round trip (the recorded
+            // deviation) of their midpoint: the measured offset is that close to the true 0.
+            assert!(
+                offsets
+                    .iter()
+                    .all(|o| o.1.unsigned_abs() as f64 <= o.2 + 1.0),
+                "{offsets:?}"
+            );
+        }
     }
 }

@@ -15,8 +15,9 @@ ThreadTaskCreate/Switch/Complete <comm id> <creating thread> <generation>;
 ProgramBegin <name>; ProgramEnd <status>; BufferFlush <stop time>;
 Metric <metric class or instance id> <value>...;
 MpiSend/MpiRecv <peer rank> <comm id> <tag> <length>; MpiIsend/MpiIrecv the same and <request>;
-MpiIsendComplete/MpiIrecvRequest <request>; MpiCollectiveEnd <operation> <comm id> <root> <sent>
-<received>; others: nothing.
+MpiIsendComplete/MpiIrecvRequest/MpiRequestTest/MpiRequestCancelled/NonBlockingCollectiveRequest
+<request>; MpiCollectiveEnd <operation> <comm id> <root> <sent> <received>;
+NonBlockingCollectiveComplete the same and <request>; others: nothing.
 Events come per location, in file order. Exit status 1 (message on stderr) if reading fails.
 """
 import sys
@@ -83,11 +84,15 @@ def main(path):
                 detail = [ev.sender, ev.communicator._ref, ev.msg_tag, ev.msg_length]
                 if kind == "MpiIrecv":
                     detail.append(ev.request_id)
-            elif kind in ("MpiIsendComplete", "MpiIrecvRequest"):
+            elif kind in ("MpiIsendComplete", "MpiIrecvRequest", "MpiRequestTest",
+                          "MpiRequestCancelled", "NonBlockingCollectiveRequest"):
                 detail = [ev.request_id]
             elif kind == "MpiCollectiveEnd":
                 detail = [name(ev.collective_op), ev.communicator._ref, ev.root,
                           ev.size_sent, ev.size_received]
+            elif kind == "NonBlockingCollectiveComplete":
+                detail = [name(ev.collective_op), ev.communicator._ref, ev.root,
+                          ev.size_sent, ev.size_received, ev.request_id]
             else:
                 detail = []
             per_location.setdefault(location._ref, []).append(

@@ -17,6 +17,8 @@
 
 #[path = "compile_line.rs"]
 mod compile_line;
+#[path = "mpi_link.rs"]
+pub mod mpi_link;
 #[path = "opari2_c_input.rs"]
 mod opari2_c_input;
 #[path = "opari2_fortran_input.rs"]
@@ -36,8 +38,9 @@ use pomptrace::settings;
 use crate::{config, init_regions};
 
 /// The wrapper's own options: before the compiler, each with an environment variable.
-const OPTIONS: [(&str, &settings::Variable); 5] = [
+const OPTIONS: [(&str, &settings::Variable); 6] = [
     ("--static", &settings::STATIC),
+    ("--no-mpi", &settings::NO_MPI),
     ("--skip-uninstrumentable", &settings::SKIP_UNINSTRUMENTABLE),
     ("--instrument-all", &settings::INSTRUMENT_ALL),
     ("--keep-files", &settings::KEEP_FILES),
@@ -46,15 +49,18 @@ const OPTIONS: [(&str, &settings::Variable); 5] = [
 
 pub const USAGE: &str = "\n\
 Compiler wrapper:
-  pomptrace [--static] [--skip-uninstrumentable] [--instrument-all] [--keep-files] [--verbose]
-            COMPILER ARGS...
+  pomptrace [--static] [--no-mpi] [--skip-uninstrumentable] [--instrument-all] [--keep-files]
+            [--verbose] COMPILER ARGS...
       Run the compiler command `COMPILER ARGS...` (gcc, g++, gfortran, clang, mpicc, ...)
       with OpenMP instrumentation: each C, C++ and Fortran source of a compile with an OpenMP
       flag (-fopenmp, -qopenmp, ...) is instrumented by opari2 in a temporary directory (C and
       C++ after the compiler's preprocessor, with ARGS' flags); a link of an executable whose
       objects or archives hold instrumented code gets the init file and libpomptrace (shared,
-      or with --static the archive). -shared links give an instrumented library to run with
-      LD_PRELOAD=libpomptrace.so. Unchanged: -E, -M, -MM, -S, -x, @file, sources on standard
+      or with --static the archive). A link by an MPI compiler wrapper (mpicc, mpicxx,
+      mpif90, mpifort, ..., or any compiler that answers -showme or -show with an MPI link
+      line) also gets the MPI wrapper library libpomptrace_mpi, OpenMP or not, so that MPI
+      calls are traced; --no-mpi leaves it out. -shared links give an instrumented library to
+      run with LD_PRELOAD=libpomptrace.so. Unchanged: -E, -M, -MM, -S, -x, @file, sources on standard
       input, commands without input files (--version), compiles without an OpenMP flag
       (configure's conftests; --instrument-all instruments them too). A file opari2 cannot
       instrument, or whose instrumented code does not compile where the file itself does,
@@ -96,6 +102,7 @@ fn is_program(name: &str) -> bool {
 #[derive(Default)]
 struct Options {
     static_lib: bool,
+    no_mpi: bool,
     skip_uninstrumentable: bool,
     instrument_all: bool,
     keep_files: bool,
@@ -107,6 +114,7 @@ impl Options {
         let name = variable.name;
         let flag = match name {
             _ if name == settings::STATIC.name => &mut self.static_lib,
+            _ if name == settings::NO_MPI.name => &mut self.no_mpi,
             _ if name == settings::SKIP_UNINSTRUMENTABLE.name => &mut self.skip_uninstrumentable,
             _ if name == settings::INSTRUMENT_ALL.name => &mut self.instrument_all,
             _ if name == settings::KEEP_FILES.name => &mut self.keep_files,
@@ -795,7 +803,22 @@ impl Wrapper<'_> {
                 regions.add_nm_output(&listing);
             }
         }
+        // A fully static program cannot use the shared library.
+        let static_lib = self.options.static_lib || self.line.static_program;
+        let mpi_libs = match mpi_link::wanted(self.compiler, self.options.no_mpi) {
+            true => {
+                let (compiler, verbose) = (self.compiler, self.options.verbose);
+                mpi_link::link_args(compiler, self.layout()?, static_lib, verbose)
+            }
+            false => None,
+        };
         if regions.openmp_symbols().next().is_none() && regions.user_symbols().next().is_none() {
+            if let Some(libs) = mpi_libs {
+                // An MPI program: its MPI calls are traced, OpenMP or not.
+                let mut command = self.compiler_command(&args);
+                command.args(libs);
+                return self.status_of(command);
+            }
             if args == self.line.args {
                 return self.exec_unchanged("no instrumented object on the link line");
             }
@@ -817,9 +840,10 @@ impl Wrapper<'_> {
             .arg("-o")
             .arg(&init_object);
         self.status_of(command)?;
-        // A fully static program cannot use the shared library.
-        let static_lib = self.options.static_lib || self.line.static_program;
-        let libs = config::link_args(self.layout()?, static_lib);
+        let libs = match mpi_libs {
+            Some(libs) => libs,
+            None => config::link_args(self.layout()?, static_lib),
+        };
         let mut command = self.compiler_command(&args);
         command.arg(&init_object).args(libs);
         self.status_of(command)

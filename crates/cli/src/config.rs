@@ -31,7 +31,7 @@ const COMPILERS: [&str; 7] = ["gnu", "intel", "sun", "pgi", "ibm", "cray", "fuji
 pomptrace config --nm [OBJ_OR_LIB...]
        pomptrace config --region-initialization [-]
        pomptrace config --create-pomp2-regions OBJ_OR_LIB...
-       pomptrace config [--cflags[=COMPILER]] [--libs [--static]] [--libdir] [--includedir] [--version] [--interface-version]
+       pomptrace config [--cflags[=COMPILER]] [--libs [--static] [--mpi]] [--libdir] [--includedir] [--version] [--interface-version]
        pomptrace config --env")]
 pub struct ConfigArgs {
     /// Without files: print the nm command line to use (like `opari2-config --nm`). With
@@ -57,6 +57,10 @@ pub struct ConfigArgs {
     /// With --libs: the static archive and the system libraries it needs.
     #[arg(long = "static", requires = "libs")]
     static_archive: bool,
+    /// With --libs: the MPI wrapper library too, in front of libpomptrace (what `pomptrace
+    /// mpicc` links), so that a program's MPI calls are traced.
+    #[arg(long, requires = "libs")]
+    mpi: bool,
     /// The library directory.
     #[arg(long)]
     libdir: bool,
@@ -85,10 +89,11 @@ pub struct ConfigArgs {
 }
 
 /// The options answered on one line, by their clap ids (the field names).
-const FLAG_OPTIONS: [&str; 7] = [
+const FLAG_OPTIONS: [&str; 8] = [
     "cflags",
     "libs",
     "static_archive",
+    "mpi",
     "libdir",
     "includedir",
     "version",
@@ -164,12 +169,12 @@ fn region_initialization(files: &[PathBuf]) -> Result<(), Failure> {
     print_stdout(&regions.to_c())
 }
 
-/// `--cflags --libs [--static] --libdir --includedir --version --interface-version`, in any
+/// `--cflags --libs [--static] [--mpi] --libdir --includedir --version --interface-version`, in any
 /// combination: the answers on one line, in the order asked.
 fn flags(args: &ConfigArgs, matches: &clap::ArgMatches) -> Result<(), Failure> {
     let mut asked: Vec<(usize, &str)> = FLAG_OPTIONS
         .iter()
-        .filter(|id| **id != "static_archive")
+        .filter(|id| **id != "static_archive" && **id != "mpi")
         .filter_map(|id| Some((matches.index_of(id)?, *id)))
         .filter(|(_, id)| matches.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
         .collect();
@@ -192,6 +197,17 @@ fn flags(args: &ConfigArgs, matches: &clap::ArgMatches) -> Result<(), Failure> {
     for (_, id) in asked {
         words.push(match id {
             "cflags" => cflags(found_layout()?),
+            "libs" if args.mpi => {
+                let layout = found_layout()?;
+                let libpomptrace = link_args(layout, args.static_archive);
+                crate::compile::mpi_link::with_mpi_library(
+                    layout,
+                    args.static_archive,
+                    libpomptrace,
+                )
+                .map_err(Failure::Error)?
+                .join(" ")
+            }
             "libs" => libs(found_layout()?, args.static_archive),
             "libdir" => found_layout()?.lib_dir.display().to_string(),
             "includedir" => found_layout()?.include_dir.display().to_string(),

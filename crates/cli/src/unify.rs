@@ -1,12 +1,15 @@
 //! `pomptrace unify DIR`: merges the definitions that the ranks of an MPI job wrote into their
 //! shared experiment directory (`DIR/ranks/`) into `DIR/traces.otf2`. The last rank to finish
-//! does this by itself; the command is for a job that ended before (killed, or a rank failed):
-//! it unifies whatever parts were written and names the ranks that are missing.
+//! does this by itself; the command is for a job that ended before (killed, or a rank failed).
+//! A rank that never wrote its part is recovered first, like `pomptrace recover` recovers a
+//! process: its part from its journal, its events up to its last whole chunk. Ranks that left
+//! neither are named.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use otf2::regular_file::not_regular;
-use otf2::unify::{unify_directory, PARTS_DIR};
+use otf2::unify::{job_size, unify_directory, PARTS_DIR};
+use pomptrace::recovery as recover;
 
 use crate::terminal_text::escape_controls;
 use crate::{print_stdout, Failure};
@@ -29,14 +32,16 @@ pub fn run(args: &UnifyArgs) -> Result<(), Failure> {
             Some(kind) => format!("{} is {kind}, not a trace", anchor.display()),
         }));
     }
-    let summary =
-        unify_directory(&args.dir, "traces", &args.dir.join(PARTS_DIR)).map_err(Failure::Error)?;
-    let mut out = format!(
+    let parts_dir = args.dir.join(PARTS_DIR);
+    let recovered = recover_unfinished_ranks(&args.dir, &parts_dir);
+    let summary = unify_directory(&args.dir, "traces", &parts_dir).map_err(Failure::Error)?;
+    let mut out = recovered;
+    out.push_str(&format!(
         "trace written to {} ({} ranks, {} locations)\n",
         escape_controls(&summary.anchor.display().to_string()),
         summary.parts,
         summary.locations
-    );
+    ));
     if !summary.missing_parts.is_empty() {
         let ranks: Vec<String> = summary.missing_parts.iter().map(u32::to_string).collect();
         out.push_str(&format!(
@@ -51,4 +56,40 @@ pub fn run(args: &UnifyArgs) -> Result<(), Failure> {
         ));
     }
     print_stdout(&out)
+}
+
+/// Writes the part of every rank that left its journal but no part; one line per rank.
+fn recover_unfinished_ranks(dir: &Path, parts_dir: &Path) -> String {
+    let journaled = recover::journaled_ranks(dir);
+    let unfinished: Vec<u32> = journaled
+        .into_iter()
+        .filter(|rank| !parts_dir.join(format!("{rank}.otf2")).exists())
+        .collect();
+    let Some(&last) = unfinished.last() else {
+        return String::new();
+    };
+    let job_size = job_size(parts_dir).max(last + 1);
+    let mut out = String::new();
+    for rank in unfinished {
+        out.push_str(&match recover::recover_rank(dir, rank, job_size) {
+            Ok(r) => format!(
+                "pomptrace: rank {rank} did not finish: its part was rebuilt from its journal \
+                 ({} locations, {} events in {} chunks); lost {} chunks ({} bytes) that did not \
+                 reach the disk whole{}\n",
+                r.locations,
+                r.events,
+                r.chunks,
+                r.dropped_chunks,
+                r.dropped_bytes,
+                r.warnings
+                    .iter()
+                    .map(|w| format!("; {w}"))
+                    .collect::<String>()
+            ),
+            Err(e) => {
+                format!("pomptrace: rank {rank} did not finish and cannot be recovered: {e}\n")
+            }
+        });
+    }
+    out
 }

@@ -649,6 +649,13 @@ record_table! {
             program_name: u32 as Cu32, arguments: Vec<u32> as Counted<Cu32, Cu32>,
         },
         PROGRAM_END = 84 => ProgramEnd { exit_status: i64 as Ci64 },
+        NON_BLOCKING_COLLECTIVE_REQUEST = 85 => NonBlockingCollectiveRequest {
+            request_id: u64 as Cu64,
+        },
+        NON_BLOCKING_COLLECTIVE_COMPLETE = 86 => NonBlockingCollectiveComplete {
+            collective_op: CollectiveOp as U8, communicator: u32 as Cu32, root: u32 as Cu32,
+            size_sent: u64 as Cu64, size_received: u64 as Cu64, request_id: u64 as Cu64,
+        },
     }
 }
 

@@ -151,7 +151,20 @@ struct Sections {
 /// Merges the parts (in part order: their location groups keep that order).
 pub fn unify(parts: &[Part]) -> Result<Unified, String> {
     let mut out = Sections::default();
-    let mut clock: Option<(u64, i128, i128, u64)> = None; // resolution, start, end, realtime
+    // The first part's clock is the trace's: every other part's timestamps are put on its time
+    // line by clock offsets (start, end, realtime of the merged trace).
+    let reference = parts
+        .iter()
+        .find_map(PartClock::of)
+        .ok_or("no part has clock properties (no definitions were written)")?;
+    let aligned: Vec<Vec<LocalDef>> = parts
+        .iter()
+        .map(|p| match PartClock::of(p) {
+            Some(clock) => aligned_offsets(&p.clock_offsets, &clock, &reference),
+            None => p.clock_offsets.clone(),
+        })
+        .collect();
+    let mut clock: Option<(i128, i128, u64)> = None;
     let mut strings = Interner::<String>::new();
     let mut paradigms = HashMap::<u8, ()>::new();
     let mut paradigm_properties = HashMap::<(u8, u8), ()>::new();
@@ -176,7 +189,8 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
             _ => None,
         })
         .collect();
-    let mut comm_locations: Vec<(Paradigm, Vec<u64>)> = Vec::new();
+    // Per paradigm: the merged members, and each one's position in them.
+    let mut comm_locations: Vec<(Paradigm, Vec<u64>, HashMap<u64, u64>)> = Vec::new();
     for part in parts {
         for def in &part.defs {
             if let GlobalDef::Group {
@@ -186,28 +200,26 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
                 ..
             } = def
             {
-                let index = match comm_locations.iter().position(|(p, _)| p == paradigm) {
+                let index = match comm_locations.iter().position(|(p, _, _)| p == paradigm) {
                     Some(i) => i,
                     None => {
-                        comm_locations.push((*paradigm, Vec::new()));
+                        comm_locations.push((*paradigm, Vec::new(), HashMap::new()));
                         comm_locations.len() - 1
                     }
                 };
-                let merged = &mut comm_locations[index].1;
-                for m in members {
-                    if !merged.contains(m) {
-                        merged.push(*m);
-                    }
+                let (_, merged, positions) = &mut comm_locations[index];
+                for &m in members {
+                    positions.entry(m).or_insert_with(|| {
+                        merged.push(m);
+                        merged.len() as u64 - 1
+                    });
                 }
             }
         }
     }
     let position_in = |paradigm: Paradigm, location: u64| -> Option<u64> {
-        let (_, members) = comm_locations.iter().find(|(p, _)| *p == paradigm)?;
-        members
-            .iter()
-            .position(|&m| m == location)
-            .map(|p| p as u64)
+        let (_, _, positions) = comm_locations.iter().find(|(p, _, _)| *p == paradigm)?;
+        positions.get(&location).copied()
     };
 
     let mut locations = Vec::new();
@@ -235,23 +247,17 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
         for def in &part.defs {
             match def {
                 GlobalDef::ClockProperties {
-                    timer_resolution,
                     global_offset,
                     trace_length,
                     realtime_timestamp,
+                    ..
                 } => {
-                    let (low, high) = offset_bounds(&part.clock_offsets);
-                    let start = i128::from(*global_offset) + low;
-                    let end = i128::from(*global_offset) + i128::from(*trace_length) + high;
+                    let offsets = &aligned[index];
+                    let start = to_global(offsets, *global_offset);
+                    let end = to_global(offsets, global_offset.saturating_add(*trace_length));
                     clock = Some(match clock {
-                        None => (*timer_resolution, start, end, *realtime_timestamp),
-                        Some((resolution, _, _, _)) if resolution != *timer_resolution => {
-                            return Err(format!(
-                                "part {index} has a timer resolution of {timer_resolution} ticks/s, another one {resolution}: their clocks cannot be merged"
-                            ));
-                        }
-                        Some((r, s0, e0, rt0)) => (
-                            r,
+                        None => (start, end, *realtime_timestamp),
+                        Some((s0, e0, rt0)) => (
                             s0.min(start),
                             e0.max(end),
                             if start < s0 { *realtime_timestamp } else { rt0 },
@@ -473,14 +479,18 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
                     group_flags,
                     members,
                 } => {
+                    // Every part's COMM_LOCATIONS group of a paradigm becomes the merged one:
+                    // keyed without members (a job's merged group has a member per thread).
+                    let merged = (*group_type == GroupType::COMM_LOCATIONS).then(|| {
+                        comm_locations
+                            .iter()
+                            .find(|(p, _, _)| p == paradigm)
+                            .map(|(_, m, _)| m)
+                    });
                     let members: Vec<u64> = match *group_type {
                         GroupType::COMM_LOCATIONS => {
                             own_comm_locations.insert(paradigm.0, members.clone());
-                            comm_locations
-                                .iter()
-                                .find(|(p, _)| p == paradigm)
-                                .map(|(_, m)| m.clone())
-                                .unwrap_or_default()
+                            Vec::new()
                         }
                         GroupType::COMM_GROUP => {
                             let own = own_comm_locations.get(&paradigm.0).ok_or_else(|| {
@@ -512,7 +522,10 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
                             group_type: *group_type,
                             paradigm: *paradigm,
                             group_flags: *group_flags,
-                            members: key.4.clone(),
+                            members: match merged {
+                                Some(merged) => merged.cloned().unwrap_or_default(),
+                                None => key.4.clone(),
+                            },
                         }
                     });
                 }
@@ -571,12 +584,12 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
         .into_iter()
         .flatten()
         .collect();
-        defs.extend(part.clock_offsets.iter().cloned());
+        defs.extend(aligned[index].iter().cloned());
         locations.push(part_locations);
         local_defs.push(defs);
     }
     let mut placeholders: Vec<u64> = Vec::new();
-    for (_, members) in &comm_locations {
+    for (_, members, _) in &comm_locations {
         for m in members {
             if !defined.contains(m) && !placeholders.contains(m) {
                 placeholders.push(*m);
@@ -612,11 +625,11 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
         });
         location_groups += 1;
     }
-    let (resolution, start, end, realtime) =
+    let (start, end, realtime) =
         clock.ok_or("no part has clock properties (no definitions were written)")?;
     let start = start.max(0);
     let mut defs = vec![GlobalDef::ClockProperties {
-        timer_resolution: resolution,
+        timer_resolution: reference.resolution,
         global_offset: start as u64,
         trace_length: (end - start).max(0) as u64,
         realtime_timestamp: realtime,
@@ -645,14 +658,140 @@ pub fn unify(parts: &[Part]) -> Result<Unified, String> {
     })
 }
 
-/// The most negative and most positive clock offset of a part (0 when it has none).
-fn offset_bounds(offsets: &[LocalDef]) -> (i128, i128) {
-    offsets.iter().fold((0, 0), |(low, high), d| match d {
-        LocalDef::ClockOffset { offset, .. } => {
-            (low.min(i128::from(*offset)), high.max(i128::from(*offset)))
-        }
-        _ => (low, high),
+/// A part's clock, as its ClockProperties and its location group's system tree node say.
+struct PartClock {
+    resolution: u64,
+    start: u64,
+    length: u64,
+    realtime: u64,
+    host: Option<String>,
+}
+
+impl PartClock {
+    fn of(part: &Part) -> Option<PartClock> {
+        let (resolution, start, length, realtime) = part.defs.iter().find_map(|d| match d {
+            GlobalDef::ClockProperties {
+                timer_resolution,
+                global_offset,
+                trace_length,
+                realtime_timestamp,
+            } => Some((
+                *timer_resolution,
+                *global_offset,
+                *trace_length,
+                *realtime_timestamp,
+            )),
+            _ => None,
+        })?;
+        Some(PartClock {
+            resolution,
+            start,
+            length,
+            realtime,
+            host: host_of(&part.defs),
+        })
+    }
+
+    /// Whether this clock ticks like `other`: the same kind of clock (their resolutions
+    /// differ by measurement only), read on the same machine.
+    fn ticks_like(&self, other: &PartClock) -> bool {
+        let (a, b) = (self.resolution as f64, other.resolution as f64);
+        (a - b).abs() <= 1e-3 * b && self.host.is_some() && self.host == other.host
+    }
+}
+
+/// The name of the system tree node of a part's first location group (its host).
+fn host_of(defs: &[GlobalDef]) -> Option<String> {
+    let node = defs.iter().find_map(|d| match d {
+        GlobalDef::LocationGroup {
+            system_tree_parent, ..
+        } => Some(*system_tree_parent),
+        _ => None,
+    })?;
+    let name = defs.iter().find_map(|d| match d {
+        GlobalDef::SystemTreeNode { id, name, .. } if *id == node => Some(*name),
+        _ => None,
+    })?;
+    defs.iter().find_map(|d| match d {
+        GlobalDef::String { id, string } if *id == name => Some(string.clone()),
+        _ => None,
     })
+}
+
+/// The clock offsets that put a part's timestamps on the reference's time line. Offsets the
+/// part measured against the reference (two or more: at MPI_Init and MPI_Finalize) are kept:
+/// readers interpolate between them and extrapolate beyond, which also corrects a difference
+/// in rate. A part with fewer whose clock ticks like the reference's (the same TSC or
+/// monotonic clock on the same machine) needs none. Any other gets two: from its one measured
+/// offset, or else from the wall-clock time of both starts, and from the ratio of the two
+/// resolutions.
+fn aligned_offsets(
+    measured: &[LocalDef],
+    clock: &PartClock,
+    reference: &PartClock,
+) -> Vec<LocalDef> {
+    let points: Vec<(u64, i64, f64)> = measured
+        .iter()
+        .filter_map(|d| match d {
+            LocalDef::ClockOffset {
+                time,
+                offset,
+                standard_deviation,
+            } => Some((*time, *offset, *standard_deviation)),
+            _ => None,
+        })
+        .collect();
+    if points.len() >= 2 || clock.ticks_like(reference) {
+        return measured.to_vec();
+    }
+    let rate = reference.resolution as f64 / clock.resolution.max(1) as f64;
+    let (anchor, anchor_global, deviation) = match points.first() {
+        Some(&(time, offset, deviation)) => {
+            (time, i128::from(time) + i128::from(offset), deviation)
+        }
+        None => {
+            let since = clock.realtime as f64 - reference.realtime as f64;
+            let global = reference.start as f64 + since * reference.resolution as f64 / 1e9;
+            // Wall clocks of two machines agree to about a millisecond (NTP).
+            (
+                clock.start,
+                global as i128,
+                1e-3 * reference.resolution as f64,
+            )
+        }
+    };
+    let later = anchor.saturating_add(clock.length.max(1));
+    let later_global = anchor_global + ((later - anchor) as f64 * rate) as i128;
+    let offset = |time: u64, global: i128| LocalDef::ClockOffset {
+        time,
+        offset: (global - i128::from(time)).clamp(i64::MIN.into(), i64::MAX.into()) as i64,
+        standard_deviation: deviation,
+    };
+    vec![offset(anchor, anchor_global), offset(later, later_global)]
+}
+
+/// A local time on the global time line, as the readers apply clock offsets: interpolated
+/// between consecutive offsets, extrapolated from the first or last pair; one offset alone
+/// (or none) changes nothing.
+fn to_global(offsets: &[LocalDef], time: u64) -> i128 {
+    let points: Vec<(u64, i64)> = offsets
+        .iter()
+        .filter_map(|d| match d {
+            LocalDef::ClockOffset { time, offset, .. } => Some((*time, *offset)),
+            _ => None,
+        })
+        .collect();
+    if points.len() < 2 {
+        return i128::from(time);
+    }
+    let pair = points
+        .windows(2)
+        .find(|w| time <= w[1].0)
+        .unwrap_or(&points[points.len() - 2..]);
+    let ((t0, o0), (t1, o1)) = (pair[0], pair[1]);
+    let slope = (o1 - o0) as f64 / (t1 - t0).max(1) as f64;
+    let offset = o0 as f64 + slope * (time as f64 - t0 as f64);
+    i128::from(time) + offset.round() as i128
 }
 
 /// What [`unify_directory`] did.
@@ -688,6 +827,17 @@ fn expected_parts(reader: &ArchiveReader) -> Option<u32> {
         .iter()
         .find(|(k, _)| k == PARTS_PROPERTY)
         .and_then(|(_, v)| v.parse().ok())
+}
+
+/// The number of parts the job has, as the parts written so far say (0 when there are none).
+pub fn job_size(parts_dir: &Path) -> u32 {
+    part_anchors(parts_dir)
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|(_, path)| ArchiveReader::open(path).ok())
+        .filter_map(|reader| expected_parts(&reader))
+        .max()
+        .unwrap_or(0)
 }
 
 /// Whether every part of the job has written its definitions.
@@ -778,7 +928,9 @@ pub fn unify_directory(dir: &Path, name: &str, parts_dir: &Path) -> Result<Unify
         writer.write(def);
     }
     for &location in &unified.placeholders {
-        // What the lost process recorded cannot be read without its definitions; kept aside.
+        // A process that left neither its definitions nor a journal to rebuild them from: what
+        // it recorded cannot be read, and is kept aside (its own files only: every process
+        // with definitions keeps its events where they are).
         let events = archive.event_path(location);
         if events.exists() {
             let _ = std::fs::rename(&events, events.with_extension("evt.lost"));
@@ -826,9 +978,15 @@ mod tests {
             realtime_timestamp: offset,
         }];
         defs.extend(order.iter().enumerate().map(|(i, s)| string(i as u32, s)));
+        // The machine: "host", unless the order names another.
+        let host = if order.contains(&"host") {
+            "host"
+        } else {
+            order[1]
+        };
         defs.push(GlobalDef::SystemTreeNode {
             id: 0,
-            name: id("host"),
+            name: id(host),
             class_name: id("node"),
             parent: UNDEFINED_U32,
         });
@@ -983,22 +1141,93 @@ mod tests {
     }
 
     #[test]
-    fn clashing_locations_and_clocks_are_errors() {
+    fn clashing_locations_are_errors() {
         let a = part(0, 1, &["", "host", "node", "rank", "thread", "region"], 0);
         let err = unify(&[a.clone(), a.clone()]).unwrap_err();
         assert!(
             err.contains("location 0 is defined by parts 0 and 1"),
             "{err}"
         );
-        let mut b = part(1, 1, &["", "host", "node", "rank", "thread", "region"], 0);
-        if let GlobalDef::ClockProperties {
-            timer_resolution, ..
-        } = &mut b.defs[0]
-        {
-            *timer_resolution = 3;
-        }
-        let err = unify(&[a, b]).unwrap_err();
-        assert!(err.contains("cannot be merged"), "{err}");
+    }
+
+    fn set_clock(p: &mut Part, resolution: u64, start: u64, length: u64, realtime: u64) {
+        p.defs[0] = GlobalDef::ClockProperties {
+            timer_resolution: resolution,
+            global_offset: start,
+            trace_length: length,
+            realtime_timestamp: realtime,
+        };
+    }
+
+    fn offsets(defs: &[LocalDef]) -> Vec<(u64, i64)> {
+        defs.iter()
+            .filter_map(|d| match d {
+                LocalDef::ClockOffset { time, offset, .. } => Some((*time, *offset)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn parts_with_other_clocks_are_put_on_the_first_parts_time_line() {
+        let order = ["", "host", "node", "rank", "thread", "region"];
+        let other_host = ["", "elsewhere", "node", "rank", "thread", "region"];
+        let mut a = part(0, 1, &order, 0);
+        set_clock(&mut a, 2_000_000_000, 1_000, 4_000_000, 5_000_000_000);
+        // The same TSC on the same machine, its rate measured a little differently: nothing.
+        let mut same = part(1, 1, &order, 0);
+        set_clock(&mut same, 2_000_000_100, 3_000, 10, 5_000_000_000);
+        // Another machine, same rate, no measured offset, started 1 ms later by the wall
+        // clock: its start is 2 000 000 reference ticks after the reference's.
+        let mut later = part(2, 1, &other_host, 0);
+        set_clock(&mut later, 2_000_000_000, 70, 1_000, 5_001_000_000);
+        // A monotonic clock (1 GHz) on the same machine with one offset measured at MPI_Init:
+        // that offset, and the rate of 2 reference ticks per tick from there.
+        let mut monotonic = part(3, 1, &order, 0);
+        set_clock(&mut monotonic, 1_000_000_000, 500, 100, 5_000_000_000);
+        monotonic.clock_offsets = vec![LocalDef::ClockOffset {
+            time: 600,
+            offset: 400,
+            standard_deviation: 1.0,
+        }];
+        // Two measured offsets are the readers' to use as they are.
+        let mut measured = part(4, 1, &other_host, 0);
+        set_clock(&mut measured, 1_000_000_000, 0, 100, 0);
+        measured.clock_offsets = vec![
+            LocalDef::ClockOffset {
+                time: 10,
+                offset: 5,
+                standard_deviation: 1.0,
+            },
+            LocalDef::ClockOffset {
+                time: 90,
+                offset: 85,
+                standard_deviation: 1.0,
+            },
+        ];
+        let u = unify(&[a, same, later, monotonic, measured.clone()]).unwrap();
+        assert_eq!(offsets(&u.local_defs[0]), []);
+        assert_eq!(offsets(&u.local_defs[1]), []);
+        assert_eq!(
+            offsets(&u.local_defs[2]),
+            [(70, 2_001_000 - 70), (1_070, 2_002_000 - 1_070)]
+        );
+        assert_eq!(offsets(&u.local_defs[3]), [(600, 400), (700, 500)]);
+        assert_eq!(offsets(&u.local_defs[4]), offsets(&measured.clock_offsets));
+        assert!(matches!(
+            u.defs[0],
+            GlobalDef::ClockProperties {
+                timer_resolution: 2_000_000_000,
+                global_offset: 0,
+                ..
+            }
+        ));
+        // The trace spans every part on the common time line: from the measured part's start
+        // (offset -5 at 0, clamped to 0) to the end of the first part.
+        let GlobalDef::ClockProperties { trace_length, .. } = u.defs[0] else {
+            unreachable!()
+        };
+        assert_eq!(trace_length, 4_001_000);
     }
 
     #[test]
