@@ -286,15 +286,16 @@ fn a_rank_killed_mid_run_is_unified_with_its_events_up_to_its_last_whole_chunk()
             "POMPTRACE_EXPERIMENT_DIRECTORY",
             experiment.to_str().unwrap().to_string(),
         ),
-        // Small chunks, each written as it fills: rank 2 has many on disk when it dies.
-        ("POMPTRACE_CHUNK_SIZE", "4K".into()),
+        // The smallest chunks, each written as it fills: rank 2 has several on disk when it
+        // dies.
+        ("POMPTRACE_CHUNK_SIZE", "256K".into()),
         ("POMPTRACE_KEEP_IN_MEMORY", "0".into()),
         ("MPI_JACOBI_KILL_RANK", "2".into()),
-        ("MPI_JACOBI_KILL_AT_ITERATION", "150".into()),
+        ("MPI_JACOBI_KILL_AT_ITERATION", "1500".into()),
     ];
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let out =
-        support::mpi::mpirun_with_args(&scratch.path, &exe, &["64", "300"], RANKS, THREADS, &env);
+        support::mpi::mpirun_with_args(&scratch.path, &exe, &["64", "2000"], RANKS, THREADS, &env);
     assert!(!out.status.success(), "the job fails");
     assert!(!experiment.join("traces.otf2").exists());
     assert!(experiment.join("traces.rank2.journal").exists());
@@ -315,31 +316,31 @@ fn a_rank_killed_mid_run_is_unified_with_its_events_up_to_its_last_whole_chunk()
     let job = Job { view: &view };
     let calls = job.mpi_calls();
     // Every rank is there with its events. The killed one has what its whole chunks hold: a
-    // prefix of its 150 iterations, each of them complete up to where a chunk ended.
+    // prefix of its 1500 iterations, each of them complete up to where a chunk ended.
     for r in 0..u64::from(RANKS) {
         let allreduces = calls.get(&r).and_then(|c| c.get("MPI_Allreduce")).copied();
         let allreduces = allreduces.unwrap_or(0);
         if r == 2 {
             assert!(
-                (10..=150).contains(&allreduces),
+                (10..=1500).contains(&allreduces),
                 "rank 2 reduced {allreduces} times before it died"
             );
         } else {
-            assert!(allreduces >= 140, "rank {r}: {allreduces}");
+            assert!(allreduces >= 1400, "rank {r}: {allreduces}");
         }
     }
     for location in [2u64, (1 << 32) | 2] {
         let (_, defined) = view.locations[&location];
-        let read = view.events[&location].len() as u64;
-        assert!(read > 0, "location {location} has events");
+        let events = view.events.get(&location).map_or(&[][..], Vec::as_slice);
+        let read = events.len() as u64;
+        // Its master thread filled chunks; its worker may not have filled one whole chunk.
+        assert!(location != 2 || read > 0, "location {location} has events");
         assert_eq!(
             defined, read,
             "location {location}: as many events as defined"
         );
         assert!(
-            view.events[&location]
-                .iter()
-                .all(|e| e.kind != "ProgramEnd"),
+            events.iter().all(|e| e.kind != "ProgramEnd"),
             "killed: no ProgramEnd"
         );
     }
