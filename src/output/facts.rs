@@ -83,6 +83,9 @@ pub enum Fact {
     Clock(Sample),
     /// The synchronous metrics recorded at every Enter and Leave, by name, in value order.
     Metrics(Vec<String>),
+    /// The run records a call-path profile (`POMPTRACE_ENABLE_PROFILING`): recovering its
+    /// trace rebuilds the profile too.
+    Profiling,
 }
 
 /// Every definition known so far.
@@ -98,6 +101,8 @@ pub struct Definitions {
     pub last_clock: Option<Sample>,
     /// The synchronous metrics' names (`Fact::Metrics`).
     pub metrics: Vec<String>,
+    /// `Fact::Profiling` was recorded.
+    pub profiling: bool,
 }
 
 impl Definitions {
@@ -150,6 +155,7 @@ impl Definitions {
             }
             Fact::Clock(sample) => self.last_clock = Some(sample),
             Fact::Metrics(names) => self.metrics = names,
+            Fact::Profiling => self.profiling = true,
         }
     }
 

@@ -36,6 +36,7 @@ const MEMBER: u8 = 6;
 const CLOCK: u8 = 7;
 const REGIONS_DROPPED: u8 = 8;
 const METRICS: u8 = 9;
+const PROFILING: u8 = 10;
 
 /// The journal file's name in an experiment directory: the ranks of an MPI job share the
 /// directory, so each has its own.
@@ -352,6 +353,7 @@ pub fn encode(fact: &Fact, out: &mut Vec<u8>) {
                 put_str(b, name);
             }
         }
+        Fact::Profiling => put_u8(b, PROFILING),
     });
 }
 
@@ -497,6 +499,7 @@ fn decode_body(body: &[u8]) -> DecodeResult<Fact> {
             }
             Fact::Metrics(names)
         }
+        PROFILING => Fact::Profiling,
         other => return d.error(format!("unknown journal record kind {other}")),
     })
 }
@@ -559,6 +562,7 @@ mod tests {
                 location: 0,
             },
             Fact::Metrics(vec!["task-clock".into(), "ru_utime".into()]),
+            Fact::Profiling,
             Fact::Clock(Sample { ticks: 70, ns: 90 }),
         ]
     }
