@@ -667,6 +667,7 @@ mod tests {
             [
                 "POMPTRACE_EXPERIMENT_DIRECTORY=/exp",
                 "POMPTRACE_ENABLE=1",
+                "POMPTRACE_ENABLE_PROFILING=0",
                 "POMPTRACE_CHUNK_SIZE=65536",
                 "POMPTRACE_BUFFER_SIZE=8388608",
                 "POMPTRACE_TOTAL_BUFFER_SIZE=33554432",
