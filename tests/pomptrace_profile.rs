@@ -257,3 +257,24 @@ fn recursive_untied_tasks_never_count_more_inclusive_time_than_the_threads_had()
         );
     }
 }
+
+#[test]
+fn a_damaged_profile_gets_one_clear_line() {
+    let scratch = Scratch::new("profile-summary-damaged");
+    let path = scratch.join("profile.cubex");
+    std::fs::write(&path, b"not a tar archive").unwrap();
+    for command in ["summary", "view"] {
+        let out = Command::new(pomptrace_command())
+            .arg(command)
+            .arg(&scratch.path)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{command}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("pomptrace: {}: ", path.display())),
+            "{stderr}"
+        );
+    }
+}
