@@ -384,7 +384,7 @@ fn version_and_help() {
         "pomptrace init-regions [-o FILE] OBJ_OR_LIB...",
         "pomptrace config --nm",
         "pomptrace config --region-initialization",
-        "pomptrace summary ARCHIVE.otf2",
+        "pomptrace summary DIR|traces.otf2|profile.cubex",
         "pomptrace --version",
     ] {
         assert!(help.contains(sub), "help lacks {sub}:\n{help}");

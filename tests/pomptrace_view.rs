@@ -5,6 +5,8 @@
 //! visible interval, that a profile row highlights its bars and that columns sort; the file
 //! references nothing on the network. A trace with more visits
 //! than the page draws exactly is aggregated, says so, and still renders.
+//! A call-path profile's page (a profile alone, and beside the trace) shows the call tree with
+//! every call path's numbers as pycubexr sums them over the threads, and it opens and closes.
 //!
 //! With POMPTRACE_VIEW_SCREENSHOT=FILE the jacobi screenshot is also copied to FILE (this is how
 //! docs/pomptrace-view.png was made).
@@ -381,4 +383,112 @@ fn nested_team_lanes_follow_the_thread_tree() {
         .collect();
     assert_eq!(groups.len(), 1, "{groups:?}");
     assert!(groups.iter().next().unwrap().starts_with("Process ("));
+}
+
+/// pycubexr's sums over threads per call path of `profile`: (visits, inclusive ms, exclusive
+/// ms, threads that visited it), by call path id.
+fn pycubexr_call_paths(profile: &Path) -> Vec<(u64, f64, f64, usize)> {
+    let out = run(Command::new("/usr/bin/python3")
+        .arg(support::repo_root().join("tests/support/cube_dump.py"))
+        .arg(profile));
+    let dump: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let number = |v: &serde_json::Value| match v.get("f64_bits") {
+        Some(bits) => f64::from_bits(bits.as_u64().unwrap()),
+        None => v.as_u64().unwrap() as f64,
+    };
+    let row = |metric: &str, view: &str, c: usize| -> Vec<f64> {
+        dump["values"][metric][view][c.to_string()]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(number)
+            .collect()
+    };
+    (0..dump["cnodes"].as_array().unwrap().len())
+        .map(|c| {
+            let visits = row("visits", "raw", c);
+            (
+                visits.iter().sum::<f64>() as u64,
+                row("time", "inclusive", c).iter().sum::<f64>() * 1000.0,
+                row("time", "exclusive", c).iter().sum::<f64>() * 1000.0,
+                visits.iter().filter(|&&v| v > 0.0).count(),
+            )
+        })
+        .collect()
+}
+
+/// A directory that holds only a profile (here the one `otf2::cube::from_trace` makes of the
+/// main job's trace): the page has no timeline, the per-region table, and the call tree, every
+/// call path's numbers as pycubexr sums them over the threads; it opens and closes.
+#[test]
+fn a_profile_alone_shows_its_call_tree() {
+    let scratch = Scratch::new("view-profile");
+    let anchor = jacobi_trace(&scratch.path, &[]);
+    let only = scratch.join("only");
+    std::fs::create_dir_all(&only).unwrap();
+    let reader = ArchiveReader::open(&anchor).unwrap();
+    let built = otf2::cube::from_trace(&reader, "pomptrace test").unwrap();
+    let cubex = only.join("profile.cubex");
+    built.profile.write(&cubex).unwrap();
+    let out = run(Command::new(pomptrace_command()).arg("view").arg(&only));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("call tree of"), "{said}");
+    let html = only.join("profile.html");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(!page.contains("http://") && !page.contains("https://"));
+
+    let (check, dom) = self_check(&scratch, &html);
+    assert_eq!(check["ok"], true, "{check}");
+    assert_eq!(check["lanes"], 0, "{check}");
+    assert_eq!(check["timelineHidden"], true, "{check}");
+    let expected = pycubexr_call_paths(&cubex);
+    assert_eq!(check["treeNodes"].as_u64(), Some(expected.len() as u64));
+    assert!(expected.len() > 5, "{expected:?}");
+    assert!(check["treeOpened"].as_u64().unwrap() > 0, "{check}");
+    let rows = check["treeRowTexts"].as_array().unwrap();
+    assert_eq!(
+        rows.len(),
+        expected.len(),
+        "expand all shows every call path"
+    );
+    for row in rows {
+        let c = row[0].as_u64().unwrap() as usize;
+        let text = |i: usize| row[i].as_str().unwrap();
+        let (visits, inclusive, exclusive, threads) = expected[c];
+        let name = &built.profile.regions[built.profile.cnodes[c].region].name;
+        assert!(text(1).ends_with(name.as_str()), "{row}");
+        assert_eq!(text(2).parse::<usize>().unwrap(), threads, "{row}");
+        assert_eq!(text(3).parse::<u64>().unwrap(), visits, "{row}");
+        for (i, want) in [(4, inclusive), (5, exclusive)] {
+            let shown: f64 = text(i).parse().unwrap();
+            assert!((shown - want).abs() <= 0.0006, "{row}: {want}");
+        }
+    }
+    // The per-region table is the profile's summary.
+    assert!(dom.contains("!$omp for @jacobi.c:56"), "profile row");
+    assert!(dom.contains("threads waited"), "headline");
+}
+
+/// A directory with both: the timeline and, below it, the profile's call tree.
+#[test]
+fn a_directory_with_trace_and_profile_shows_both() {
+    let scratch = Scratch::new("view-both");
+    let anchor = jacobi_trace(&scratch.path, &[]);
+    let reader = ArchiveReader::open(&anchor).unwrap();
+    let built = otf2::cube::from_trace(&reader, "pomptrace test").unwrap();
+    let dir = anchor.parent().unwrap();
+    built.profile.write(&dir.join("profile.cubex")).unwrap();
+    run(Command::new(pomptrace_command()).arg("view").arg(dir));
+    let html = dir.join("traces.html");
+    let (check, _) = self_check(&scratch, &html);
+    assert_eq!(check["ok"], true, "{check}");
+    assert_eq!(
+        check["lanes"].as_u64(),
+        Some(View::read(&anchor).locations.len() as u64)
+    );
+    assert_eq!(
+        check["treeNodes"].as_u64(),
+        Some(built.profile.cnodes.len() as u64)
+    );
+    assert_eq!(check["treeOk"], true, "{check}");
 }

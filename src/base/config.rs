@@ -48,6 +48,9 @@ variables! {
     Run ENABLE = "POMPTRACE_ENABLE", default "1",
         "0 records nothing (OpenMP calls such as the lock wrappers still work; an \
          instrumented call then costs about 34 instructions, no fence)";
+    Run ENABLE_PROFILING = "POMPTRACE_ENABLE_PROFILING", default "0",
+        "1 asks for a call-path profile, DIR/profile.cubex (CUBE4); the journal says so, and \
+         `pomptrace recover` of a killed run rebuilds the profile from its trace";
     Run CHUNK_SIZE = "POMPTRACE_CHUNK_SIZE", default "1M",
         "bytes per event chunk, in memory and in the files (256K-16M: OTF2 readers take no \
          smaller chunk; a smaller setting is raised to 256K)";
@@ -171,6 +174,8 @@ pub struct Config {
     /// `POMPTRACE_ENABLE=0` turns the measurement off (every call still performs its OpenMP
     /// duty, e.g. the real lock operation).
     pub enabled: bool,
+    /// `POMPTRACE_ENABLE_PROFILING` (default off): write the call-path profile.
+    pub profiling: bool,
     /// `POMPTRACE_EXPERIMENT_DIRECTORY`: where `traces.otf2` goes; default
     /// `pomptrace-<program>-<YYYYmmdd_HHMMSS>-<pid>` in the working directory.
     pub experiment_directory: Option<PathBuf>,
@@ -215,6 +220,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             enabled: true,
+            profiling: false,
             experiment_directory: None,
             chunk_size: 1024 * 1024,
             buffer_size: default_buffer_size(),
@@ -378,6 +384,15 @@ impl Config {
                 )),
             }
         }
+        if let Some(v) = value(&ENABLE_PROFILING) {
+            match parse_bool(&v) {
+                Some(on) => c.profiling = on,
+                None => warn(format!(
+                    "POMPTRACE_ENABLE_PROFILING={v} is not a boolean (0/1, true/false, yes/no, \
+                     on/off); using 0"
+                )),
+            }
+        }
         c.experiment_directory = value(&EXPERIMENT_DIRECTORY).map(PathBuf::from);
         c.filtering_file = value(&FILTERING_FILE).map(PathBuf::from);
         if let Some(v) = value(&CHUNK_SIZE) {
@@ -500,6 +515,7 @@ impl Config {
             let used = match v.name {
                 n if n == EXPERIMENT_DIRECTORY.name => experiment_dir.display().to_string(),
                 n if n == ENABLE.name => u8::from(self.enabled).to_string(),
+                n if n == ENABLE_PROFILING.name => u8::from(self.profiling).to_string(),
                 n if n == CHUNK_SIZE.name => self.chunk_size.to_string(),
                 n if n == BUFFER_SIZE.name => self.buffer_size.to_string(),
                 n if n == TOTAL_BUFFER_SIZE.name => match self.memory_for_all_threads() {
@@ -655,6 +671,7 @@ mod tests {
             [
                 "POMPTRACE_EXPERIMENT_DIRECTORY=/exp",
                 "POMPTRACE_ENABLE=1",
+                "POMPTRACE_ENABLE_PROFILING=0",
                 "POMPTRACE_CHUNK_SIZE=65536",
                 "POMPTRACE_BUFFER_SIZE=8388608",
                 "POMPTRACE_TOTAL_BUFFER_SIZE=33554432",

@@ -135,8 +135,8 @@ impl Measurement {
         };
         let mut registry = REGISTRY.lock();
         // The journal starts with what a run killed at once needs to be recovered: the
-        // metrics that events carry and the first location (`create_location` below records
-        // it again, which changes nothing).
+        // metrics that events carry, the first location (`create_location` below records it
+        // again, which changes nothing) and whether a profile is to be rebuilt.
         let metric_names = metrics::selected()
             .iter()
             .map(|m| m.member.name.to_string())
@@ -145,13 +145,17 @@ impl Measurement {
             id: 0,
             name: registry.string(MASTER_THREAD),
         };
+        let mut first_facts = vec![Fact::Metrics(metric_names), master];
+        if config.profiling {
+            first_facts.push(Fact::Profiling);
+        }
         let journal = journal::start(
             archive.directory(),
             &journal::journal_name(job.as_ref().map(|j| j.rank)),
             start_fact,
             registry.strings(),
             registry.regions(),
-            &[Fact::Metrics(metric_names), master],
+            &first_facts,
         )
         .map_err(|e| format!("cannot write the definitions journal: {e}"))?;
         drop(registry);

@@ -97,6 +97,9 @@ pub enum Fact {
         offset: i64,
         standard_deviation: f64,
     },
+    /// The run records a call-path profile (`POMPTRACE_ENABLE_PROFILING`): recovering its
+    /// trace rebuilds the profile too.
+    Profiling,
 }
 
 /// What the MPI wrapper library defined (journaled, so that a rank that never ended can be
@@ -123,6 +126,8 @@ pub struct Definitions {
     /// The synchronous metrics' names (`Fact::Metrics`).
     pub metrics: Vec<String>,
     pub mpi: MpiFacts,
+    /// `Fact::Profiling` was recorded.
+    pub profiling: bool,
 }
 
 impl Definitions {
@@ -190,6 +195,7 @@ impl Definitions {
                 offset,
                 standard_deviation,
             }),
+            Fact::Profiling => self.profiling = true,
         }
     }
 

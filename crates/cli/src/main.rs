@@ -14,6 +14,7 @@
 
 mod compile;
 mod config;
+mod cube_profile;
 mod export_chrome;
 mod init_regions;
 mod init_regions_command;
@@ -46,8 +47,8 @@ pomptrace init-regions [-o FILE] OBJ_OR_LIB...
        pomptrace config --env
        pomptrace [--static] [--no-mpi] [--skip-uninstrumentable] COMPILER ARGS...
        pomptrace wrap --create COMPILER... [--dir DIR]
-       pomptrace summary ARCHIVE.otf2 [--top N] [--by-thread] [--csv | --json]
-       pomptrace view ARCHIVE.otf2 [-o trace.html]
+       pomptrace summary DIR|traces.otf2|profile.cubex [--top N] [--by-thread] [--csv | --json]
+       pomptrace view DIR|traces.otf2|profile.cubex [-o FILE.html]
        pomptrace export --chrome ARCHIVE.otf2 [-o trace.json[.gz]]
        pomptrace recover DIR
        pomptrace unify DIR

@@ -173,7 +173,11 @@ impl VisitSink for ProfileSink<'_> {
             .entry((visit.region, self.location))
             .or_default();
         stats.visits += 1;
-        stats.inclusive += duration;
+        // Inclusive time counts the outermost visit of a region at a time, as CUBE's does:
+        // a nested one's time is inside it already.
+        if !visit.nested {
+            stats.inclusive += duration;
+        }
         stats.exclusive += u128::from(visit.exclusive);
         let info = self.defs.region(visit.region);
         match info.and_then(|i| waiting_kind(i.role, &i.name)) {

@@ -9,6 +9,8 @@
 //! * a region still open at the end of its location is closed at the location's last event
 //!   time (counted).
 
+use std::collections::HashMap;
+
 use otf2::{ArchiveReader, Event};
 
 use crate::trace_definitions::LocationInfo;
@@ -24,6 +26,10 @@ pub struct Visit {
     pub exclusive: u64,
     /// Number of visits open around this one on its location.
     pub depth: usize,
+    /// Another visit of the same region is open around this one on its location (recursion,
+    /// a task run inside another of the same task construct): its time is already in that
+    /// visit's inclusive time.
+    pub nested: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -143,6 +149,7 @@ pub fn walk(
     };
     // (region, enter time, time spent in enclosed visits)
     let mut stack: Vec<(u32, u64, u64)> = Vec::new();
+    let mut open = OpenVisits::default();
     let mut last_time = 0;
     let mut unreported = 0u64;
     for record in events {
@@ -162,6 +169,7 @@ pub fn walk(
         let found = match record.event {
             Event::Enter { region } => {
                 stack.push((region, time, 0));
+                open.enter(region);
                 None
             }
             Event::Leave { region } => {
@@ -169,7 +177,7 @@ pub fn walk(
                     Some(pos) => {
                         damage.misnested += (stack.len() - 1 - pos) as u64;
                         while stack.len() > pos {
-                            close(&mut stack, sink, time);
+                            close(&mut stack, &mut open, sink, time);
                         }
                     }
                     None => damage.unmatched_leaves += 1,
@@ -229,16 +237,22 @@ pub fn walk(
     progress(unreported);
     damage.open_at_end += stack.len() as u64;
     while !stack.is_empty() {
-        close(&mut stack, sink, last_time);
+        close(&mut stack, &mut open, sink, last_time);
     }
     Ok(())
 }
 
 /// Pops the innermost open visit, ending it at `time`, and reports it.
-fn close(stack: &mut Vec<(u32, u64, u64)>, sink: &mut impl VisitSink, time: u64) {
+fn close(
+    stack: &mut Vec<(u32, u64, u64)>,
+    open: &mut OpenVisits,
+    sink: &mut impl VisitSink,
+    time: u64,
+) {
     let Some((region, start, enclosed)) = stack.pop() else {
         return;
     };
+    let nested = open.leave(region);
     let duration = time.saturating_sub(start);
     if let Some(parent) = stack.last_mut() {
         parent.2 += duration;
@@ -249,5 +263,34 @@ fn close(stack: &mut Vec<(u32, u64, u64)>, sink: &mut impl VisitSink, time: u64)
         end: time,
         exclusive: duration.saturating_sub(enclosed),
         depth: stack.len(),
+        nested,
     });
+}
+
+/// How many visits of each region are open on a location.
+#[derive(Default)]
+struct OpenVisits {
+    /// region → open visits; regions with none are removed, so this stays as small as the
+    /// stack.
+    count: HashMap<u32, u32>,
+}
+
+impl OpenVisits {
+    fn enter(&mut self, region: u32) {
+        *self.count.entry(region).or_default() += 1;
+    }
+
+    /// One visit of `region` closes; whether another is still open around it.
+    fn leave(&mut self, region: u32) -> bool {
+        match self.count.get_mut(&region) {
+            Some(n) if *n > 1 => {
+                *n -= 1;
+                true
+            }
+            _ => {
+                self.count.remove(&region);
+                false
+            }
+        }
+    }
 }

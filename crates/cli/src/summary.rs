@@ -1,12 +1,15 @@
-//! `pomptrace summary`: what a trace says, per region aggregated over threads (the default) or
-//! per region and thread (`--by-thread`), as a table, CSV or JSON, with a headline for the time
-//! threads waited in barriers and for locks. One streaming pass over the events.
+//! `pomptrace summary`: what a trace or a call-path profile says, per region aggregated over
+//! threads (the default) or per region and thread (`--by-thread`), as a table, CSV or JSON,
+//! with a headline for the time threads waited in barriers and for locks. A trace takes one
+//! streaming pass over the events; a profile (`cube_profile`) gives the same numbers from its
+//! call tree.
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+use crate::cube_profile::{self, Input};
 use crate::progress::Progress;
 use crate::region_profile::{profile_trace, Profile, RegionRow};
 use crate::region_visits::plural;
@@ -14,18 +17,21 @@ use crate::terminal_text::{escape_controls, escape_json_controls};
 use crate::trace_definitions::{self, TraceDefinitions};
 use crate::{print_stdout, Failure};
 
-/// Summarise a trace: visits, inclusive and exclusive time per region.
+/// Summarise a trace or a call-path profile: visits, inclusive and exclusive time per region.
 ///
 /// By default one row per region, aggregated over the threads that visited it (visits,
 /// inclusive and exclusive time, inclusive time min/mean/max over threads, imbalance =
-/// (max − mean) / max), sorted by exclusive time.
+/// (max − mean) / max), sorted by exclusive time. Inclusive time counts the outermost visit of
+/// a region on a thread at a time (a recursive region, a task run inside another of the same
+/// construct), as CUBE's does.
 #[derive(clap::Args)]
 #[command(
-    override_usage = "pomptrace summary ARCHIVE.otf2 [--top N] [--by-thread] [--csv | --json]"
+    override_usage = "pomptrace summary DIR|traces.otf2|profile.cubex [--top N] [--by-thread] [--csv | --json]"
 )]
 pub struct SummaryArgs {
-    /// The trace's anchor file (traces.otf2).
-    #[arg(value_name = "ARCHIVE.otf2")]
+    /// An experiment directory (its profile.cubex when it has one, else its traces.otf2), a
+    /// trace's anchor file, or a CUBE4 profile (.cubex).
+    #[arg(value_name = "DIR|traces.otf2|profile.cubex")]
     archive: PathBuf,
     /// Only the N regions with the most exclusive time.
     #[arg(long, value_name = "N")]
@@ -42,16 +48,33 @@ pub struct SummaryArgs {
 }
 
 pub fn run(args: &SummaryArgs) -> Result<(), Failure> {
-    let (reader, defs) = trace_definitions::open(&args.archive).map_err(Failure::Error)?;
-    let progress = Progress::new(defs.total_events(), "summary");
-    let profile = profile_trace(&reader, &defs, &progress).map_err(Failure::Error)?;
-    drop(progress);
+    let (path, source, defs, profile) = match Input::of(&args.archive) {
+        Input::Trace(anchor) => {
+            let (reader, defs) = trace_definitions::open(&anchor).map_err(Failure::Error)?;
+            let progress = Progress::new(defs.total_events(), "summary");
+            let profile = profile_trace(&reader, &defs, &progress).map_err(Failure::Error)?;
+            drop(progress);
+            (anchor, Source::Trace, defs, profile)
+        }
+        Input::Profile(file) => {
+            let read = cube_profile::open(&file).map_err(Failure::Error)?;
+            let call_paths = read.cube.cnodes.len();
+            (
+                file,
+                Source::Profile { call_paths },
+                read.defs,
+                read.profile,
+            )
+        }
+    };
     let mut rows = profile.rows(&defs);
     if let Some(top) = args.top {
         rows.truncate(top);
     }
     let summary = Summary {
         args,
+        path: &path,
+        source,
         defs: &defs,
         profile: &profile,
         rows: &rows,
@@ -66,8 +89,18 @@ pub fn run(args: &SummaryArgs) -> Result<(), Failure> {
     print_stdout(&text)
 }
 
+/// What the numbers were read from.
+#[derive(Clone, Copy)]
+enum Source {
+    Trace,
+    Profile { call_paths: usize },
+}
+
 struct Summary<'a> {
     args: &'a SummaryArgs,
+    /// The trace's anchor file or the profile.
+    path: &'a Path,
+    source: Source,
     defs: &'a TraceDefinitions,
     profile: &'a Profile,
     rows: &'a [RegionRow],
@@ -105,15 +138,17 @@ impl Summary<'_> {
     fn table(&self) -> String {
         let mut out = String::new();
         let locations = self.defs.locations.len() as u64;
-        let events = self.profile.events;
+        let (what, count, unit) = match self.source {
+            Source::Trace => ("trace", self.profile.events, "event"),
+            Source::Profile { call_paths } => ("profile", call_paths as u64, "call path"),
+        };
         let _ = writeln!(
             out,
-            "trace {}: {} location{}, {} event{}, duration {:.3} ms",
-            escape_controls(&self.args.archive.display().to_string()),
+            "{what} {}: {} location{}, {count} {unit}{}, duration {:.3} ms",
+            escape_controls(&self.path.display().to_string()),
             locations,
             plural(locations),
-            events,
-            plural(events),
+            plural(count),
             self.ms(u128::from(self.profile.duration()))
         );
         if let Some(headline) = self.profile.headline() {
@@ -275,9 +310,7 @@ impl Summary<'_> {
             })
             .collect();
         let mut document = json!({
-            "trace": self.args.archive.display().to_string(),
             "locations": self.defs.locations.iter().map(|l| l.name.clone()).collect::<Vec<_>>(),
-            "events": self.profile.events,
             "duration_ms": self.ms(u128::from(self.profile.duration())),
             "parallel_ms": self.ms(self.profile.parallel),
             "barrier_wait_ms": self.ms(self.profile.barrier_wait),
@@ -286,6 +319,16 @@ impl Summary<'_> {
             "regions": regions,
             "warnings": self.warnings(),
         });
+        match self.source {
+            Source::Trace => {
+                document["trace"] = json!(self.path.display().to_string());
+                document["events"] = json!(self.profile.events);
+            }
+            Source::Profile { call_paths } => {
+                document["profile"] = json!(self.path.display().to_string());
+                document["call_paths"] = json!(call_paths);
+            }
+        }
         if self.args.by_thread {
             document["by_thread"] = self
                 .thread_rows()

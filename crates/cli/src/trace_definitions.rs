@@ -313,10 +313,16 @@ pub fn output_path(anchor: &Path, output: &Option<PathBuf>, extension: &str) -> 
         .unwrap_or_else(|| anchor.with_extension(extension))
 }
 
+/// Nesting level in the thread tree that a pomptrace location name spells: 0 for the
+/// top-level team and for other names, 1 for `OMP thread a:b`, ...
+pub fn nesting(name: &str) -> usize {
+    thread_position(name).map_or(0, |p| p.len().saturating_sub(1))
+}
+
 /// The position in the thread tree that pomptrace's location names spell: `Master thread` is
 /// [0], `OMP thread 3` is [3], `OMP thread 1:2` is [1, 2] (so nested teams sort under the
 /// thread that forked them). None for other names.
-fn thread_position(name: &str) -> Option<Vec<u64>> {
+pub fn thread_position(name: &str) -> Option<Vec<u64>> {
     if name == "Master thread" {
         return Some(vec![0]);
     }

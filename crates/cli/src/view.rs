@@ -3,6 +3,10 @@
 //! and a sortable profile table. The page (`view_page.html`) carries its script and style
 //! inline and the trace as one JSON object; nothing is loaded from anywhere.
 //!
+//! A call-path profile (`profile.cubex`) adds an expandable call tree (per call path: visits,
+//! inclusive and exclusive time over threads): beside the timeline when an experiment
+//! directory holds both, alone (with the per-region table) when it holds only the profile.
+//!
 //! Big traces: when the trace has more visits than `ITEM_BUDGET`, visits shorter than one time
 //! bucket are summed per (lane, depth, bucket) into cells drawn as one bar of the bucket's
 //! dominant kind, whose height shows how busy the bucket was; longer visits stay exact. Each
@@ -12,10 +16,11 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+use crate::cube_profile::{self, CubeProfile, Input, TRACE_FILE};
 use crate::progress::Progress;
 use crate::region_profile::{Profile, ProfileSink};
 use crate::region_visits::{walk, Mark, MarkKind, NestingDamage, Visit, VisitSink};
@@ -31,21 +36,73 @@ const MARK_BUDGET: u64 = 200_000;
 const PAGE: &str = include_str!("view_page.html");
 const DATA_PLACEHOLDER: &str = "/*TRACE_DATA*/null";
 
-/// Write the trace as one self-contained HTML page: timeline and profile.
+/// Write a trace and/or a call-path profile as one self-contained HTML page: timeline, profile
+/// table, call tree.
 #[derive(clap::Args)]
-#[command(override_usage = "pomptrace view ARCHIVE.otf2 [-o trace.html]")]
+#[command(override_usage = "pomptrace view DIR|traces.otf2|profile.cubex [-o FILE.html]")]
 pub struct ViewArgs {
-    /// The trace's anchor file (traces.otf2).
-    #[arg(value_name = "ARCHIVE.otf2")]
+    /// An experiment directory (its trace and its profile.cubex, whichever it has), a trace's
+    /// anchor file, or a CUBE4 profile (.cubex).
+    #[arg(value_name = "DIR|traces.otf2|profile.cubex")]
     archive: PathBuf,
-    /// Where to write the page. Default: traces.html next to the anchor file.
+    /// Where to write the page. Default: traces.html (profile.html for a profile alone) next
+    /// to the anchor file.
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 }
 
 pub fn run(args: &ViewArgs) -> Result<(), Failure> {
-    let output = trace_definitions::output_path(&args.archive, &args.output, "html");
-    let (reader, defs) = trace_definitions::open(&args.archive).map_err(Failure::Error)?;
+    let (trace, profile) = match Input::of(&args.archive) {
+        Input::Trace(anchor) => (Some(anchor), None),
+        // A directory with both: the trace, and the profile's call tree beside it.
+        Input::Profile(cubex)
+            if args.archive.is_dir() && args.archive.join(TRACE_FILE).is_file() =>
+        {
+            (Some(args.archive.join(TRACE_FILE)), Some(cubex))
+        }
+        Input::Profile(cubex) => (None, Some(cubex)),
+    };
+    let profile = match profile {
+        Some(path) => Some((cube_profile::open(&path).map_err(Failure::Error)?, path)),
+        None => None,
+    };
+    match (trace, profile) {
+        (Some(anchor), profile) => view_trace(args, &anchor, profile.as_ref()),
+        (None, Some(profile)) => view_profile(args, &profile),
+        (None, None) => Err(Failure::Error("nothing to view".into())),
+    }
+}
+
+/// The page of a profile alone: the per-region table and the call tree.
+fn view_profile(args: &ViewArgs, (read, path): &(CubeProfile, PathBuf)) -> Result<(), Failure> {
+    let output = trace_definitions::output_path(path, &args.output, "html");
+    let detail = Detail::for_trace(&read.defs);
+    let page = render_page(
+        &path.display().to_string(),
+        &read.defs,
+        &detail,
+        &read.profile,
+        &[],
+        Some(read),
+    );
+    std::fs::write(&output, page)
+        .map_err(|e| Failure::Error(format!("cannot write {}: {e}", output.display())))?;
+    eprintln!(
+        "pomptrace: wrote {} (call tree of {} call paths on {} threads)",
+        escape_controls(&output.display().to_string()),
+        read.cube.cnodes.len(),
+        read.defs.locations.len()
+    );
+    Ok(())
+}
+
+fn view_trace(
+    args: &ViewArgs,
+    anchor: &Path,
+    profile_beside: Option<&(CubeProfile, PathBuf)>,
+) -> Result<(), Failure> {
+    let output = trace_definitions::output_path(anchor, &args.output, "html");
+    let (reader, defs) = trace_definitions::open(anchor).map_err(Failure::Error)?;
     let progress = Progress::new(defs.total_events(), "view");
     let detail = Detail::for_trace(&defs);
     let mut profile = Profile::default();
@@ -67,7 +124,14 @@ pub fn run(args: &ViewArgs) -> Result<(), Failure> {
     profile.damage = damage;
     drop(progress);
 
-    let page = render_page(args, &defs, &detail, &profile, &lanes);
+    let page = render_page(
+        &anchor.display().to_string(),
+        &defs,
+        &detail,
+        &profile,
+        &lanes,
+        profile_beside.map(|(read, _)| read),
+    );
     std::fs::write(&output, page)
         .map_err(|e| Failure::Error(format!("cannot write {}: {e}", output.display())))?;
     for note in defs.notes.iter().chain(&profile.damage.warnings()) {
@@ -76,13 +140,17 @@ pub fn run(args: &ViewArgs) -> Result<(), Failure> {
     let bars: usize = lanes.iter().map(|l| l.bars.len()).sum();
     let cells: usize = lanes.iter().map(|l| l.cells.len()).sum();
     eprintln!(
-        "pomptrace: wrote {} ({} lanes, {bars} bars{})",
+        "pomptrace: wrote {} ({} lanes, {bars} bars{}{})",
         escape_controls(&output.display().to_string()),
         lanes.len(),
         if detail.aggregated {
             format!(", {cells} aggregated cells")
         } else {
             String::new()
+        },
+        match profile_beside {
+            Some((read, _)) => format!(", call tree of {} call paths", read.cube.cnodes.len()),
+            None => String::new(),
         }
     );
     Ok(())
@@ -380,12 +448,54 @@ fn mark_colour(kind: MarkKind) -> &'static str {
     }
 }
 
+/// The call tree of a profile for the page: its regions (name, kind, source) and per call
+/// path its parent (-1 for a root), region, and over threads its visits, inclusive and
+/// exclusive time in ms and the threads that visited it; children by inclusive time.
+fn call_tree(read: &CubeProfile) -> serde_json::Value {
+    let cube = &read.cube;
+    let width = read.defs.locations.len();
+    let ms = |ticks: u128| ticks as f64 / read.defs.ticks_per_second * 1000.0;
+    let regions: Vec<serde_json::Value> = (0..cube.regions.len())
+        .map(|r| {
+            let info = &read.defs.regions[&(r as u32)];
+            let source = if info.file.is_empty() {
+                String::new()
+            } else {
+                format!("{}:{}", info.file, info.line)
+            };
+            json!([info.name, kind_index(info.kind), source])
+        })
+        .collect();
+    let mut nodes = Vec::with_capacity(cube.cnodes.len());
+    for (c, cnode) in cube.cnodes.iter().enumerate() {
+        let row = c * width..(c + 1) * width;
+        let visits: u64 = read.visits[row.clone()].iter().sum();
+        let inclusive: u128 = read.inclusive[row.clone()].iter().sum();
+        let exclusive: u128 = read.exclusive[row.clone()].iter().sum();
+        let threads = read.visits[row].iter().filter(|&&v| v > 0).count();
+        nodes.push(json!([
+            cnode.parent.map_or(-1, |p| p as i64),
+            cnode.region,
+            visits,
+            ms(inclusive),
+            ms(exclusive),
+            threads
+        ]));
+    }
+    json!({
+        "threads": width,
+        "regions": regions,
+        "nodes": nodes,
+    })
+}
+
 fn render_page(
-    args: &ViewArgs,
+    title: &str,
     defs: &TraceDefinitions,
     detail: &Detail,
     profile: &Profile,
     lanes: &[Lane],
+    cube: Option<&CubeProfile>,
 ) -> String {
     let mut regions = serde_json::Map::new();
     for (id, info) in &defs.regions {
@@ -421,12 +531,11 @@ fn render_page(
     let end_ns = lanes
         .iter()
         .flat_map(|l| {
-            let cell_end = l
-                .cells
+            l.cells
                 .iter()
-                .map(|c| detail.origin + (c.bucket + 1) * l.bucket);
-            cell_end.chain(profile.last_time)
+                .map(|c| detail.origin + (c.bucket + 1) * l.bucket)
         })
+        .chain(profile.last_time)
         .map(|t| detail.ns(t))
         .max()
         .unwrap_or(0);
@@ -434,8 +543,10 @@ fn render_page(
     let mut warnings = defs.notes.clone();
     warnings.extend(profile.damage.warnings());
     let data = json!({
-        "title": args.archive.display().to_string(),
+        "title": title,
         "events": profile.events,
+        "callPaths": cube.map(|c| c.cube.cnodes.len()),
+        "callTree": cube.map(call_tree),
         "start": start_ns,
         "end": end_ns.max(start_ns + 1),
         "aggregated": detail.aggregated,

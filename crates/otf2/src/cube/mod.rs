@@ -4,7 +4,8 @@
 //! cubelib's `cube_dump`/`cube_stat` and Python's pycubexr. This module knows nothing of who
 //! measured the profile: it takes a plain [`Profile`] (metrics, regions, call tree, system tree,
 //! one dense value matrix per metric), checks it, and writes it; [`read`] gives it back. It
-//! uses nothing but `std`.
+//! uses nothing but `std`. [`from_trace`] rebuilds the call-path profile of an OTF2 trace
+//! (see its module for the rules).
 //!
 //! ```no_run
 //! # fn main() -> std::io::Result<()> {
@@ -101,12 +102,14 @@
 //! `CLUSTERING` attribute as a promise of clustering data, so the writer refuses attributes
 //! starting with `CLUSTER`.
 
+mod from_trace;
 mod model;
 mod reader;
 mod tar;
 mod writer;
 mod xml;
 
+pub use from_trace::{cube_word, from_trace, FromTrace, ReplayDamage};
 pub use model::{
     Cnode, DataType, Location, LocationGroup, LocationGroupKind, LocationKind, Metric, MetricKind,
     Profile, Region, SystemNode, Values, FORMAT_ATTRIBUTE_KEYS,
