@@ -35,6 +35,7 @@ const TEAM: u8 = 5;
 const MEMBER: u8 = 6;
 const CLOCK: u8 = 7;
 const REGIONS_DROPPED: u8 = 8;
+const THROTTLED: u8 = 9;
 
 /// The journal file in an experiment directory: the ranks of an MPI job share the directory,
 /// so each has its own.
@@ -308,6 +309,11 @@ pub fn encode(fact: &Fact, out: &mut Vec<u8>) {
             put_u64(b, sample.ticks);
             put_u64(b, sample.ns);
         }
+        Fact::Throttled { location, region } => {
+            put_u8(b, THROTTLED);
+            put_u32(b, *location);
+            put_u32(b, *region);
+        }
     });
 }
 
@@ -424,6 +430,10 @@ fn decode_body(body: &[u8]) -> DecodeResult<Fact> {
             ticks: d.u64()?,
             ns: d.u64()?,
         }),
+        THROTTLED => Fact::Throttled {
+            location: d.u32()?,
+            region: d.u32()?,
+        },
         other => return d.error(format!("unknown journal record kind {other}")),
     })
 }
@@ -484,6 +494,10 @@ mod tests {
                 comm: 0,
                 thread: 1,
                 location: 0,
+            },
+            Fact::Throttled {
+                location: 1,
+                region: 0,
             },
             Fact::Clock(Sample { ticks: 70, ns: 90 }),
         ]
