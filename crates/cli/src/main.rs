@@ -20,6 +20,7 @@ mod progress;
 mod recover;
 mod region_profile;
 mod region_visits;
+mod score;
 mod summary;
 mod trace_definitions;
 mod unify;
@@ -41,6 +42,7 @@ pomptrace init-regions [-o FILE] OBJ_OR_LIB...
        pomptrace config --env
        pomptrace [--static] [--skip-uninstrumentable] COMPILER ARGS...
        pomptrace summary ARCHIVE.otf2 [--top N] [--by-thread] [--csv | --json]
+       pomptrace score DIR [-r] [--filter FILE] [--suggest [--budget SIZE] -o FILE] [--csv | --json]
        pomptrace view ARCHIVE.otf2 [-o trace.html]
        pomptrace export --chrome ARCHIVE.otf2 [-o trace.json[.gz]]
        pomptrace recover DIR
@@ -69,6 +71,7 @@ enum Command {
     InitRegions(init_regions_command::InitRegionsArgs),
     Config(config::ConfigArgs),
     Summary(summary::SummaryArgs),
+    Score(score::ScoreArgs),
     View(view::ViewArgs),
     Export(export_chrome::ExportArgs),
     Recover(recover::RecoverArgs),
@@ -100,11 +103,12 @@ fn after_help() -> String {
 }
 
 /// The subcommands' names: any other first word that is not an option names a compiler.
-const SUBCOMMANDS: [&str; 9] = [
+const SUBCOMMANDS: [&str; 10] = [
     "init-regions",
     "unify",
     "config",
     "summary",
+    "score",
     "view",
     "export",
     "recover",
@@ -137,6 +141,7 @@ fn main() -> ExitCode {
             config::run(&args, config_matches)
         }
         Command::Summary(args) => summary::run(&args),
+        Command::Score(args) => score::run(&args),
         Command::Unify(args) => unify::run(&args),
         Command::View(args) => view::run(&args),
         Command::Export(args) => export_chrome::run(&args),

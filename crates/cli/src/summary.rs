@@ -307,7 +307,7 @@ impl Summary<'_> {
 }
 
 /// Quotes a CSV field when it needs it (RFC 4180).
-fn csv_field(text: &str) -> String {
+pub(crate) fn csv_field(text: &str) -> String {
     if text.contains([',', '"', '\n']) {
         format!("\"{}\"", text.replace('"', "\"\""))
     } else {
