@@ -121,8 +121,10 @@ pub struct Candidate {
 }
 
 /// Which candidates to exclude so that a trace of `size` bytes shrinks to at most `budget`:
-/// those marked `first`, then the most bytes per time first, until it fits (every candidate,
-/// if nothing less does). Returns their indices, in that order, and the size left.
+/// those marked `first`, then the most bytes per time first, skipping those too small to
+/// matter (under a hundredth of what is still too much) while larger ones are left, until it
+/// fits (every candidate, if nothing less does). Returns their indices, in that order, and the
+/// size left.
 pub fn choose(candidates: &[Candidate], size: u64, budget: u64) -> (Vec<usize>, u64) {
     let mut order: Vec<usize> = (0..candidates.len())
         .filter(|&i| candidates[i].bytes > 0 || candidates[i].first)
@@ -136,14 +138,22 @@ pub fn choose(candidates: &[Candidate], size: u64, budget: u64) -> (Vec<usize>, 
             .then(a.pattern.cmp(&b.pattern))
     });
     let mut left = size;
-    let mut chosen = Vec::new();
-    for i in order {
-        let c = &candidates[i];
-        if left <= budget && !c.first {
-            break;
-        }
-        left = left.saturating_sub(c.bytes);
+    let mut chosen: Vec<usize> = Vec::new();
+    for &i in order.iter().filter(|&&i| candidates[i].first) {
+        left = left.saturating_sub(candidates[i].bytes);
         chosen.push(i);
+    }
+    while left > budget {
+        let excess = left - budget;
+        let open = || order.iter().copied().filter(|i| !chosen.contains(i));
+        let Some(next) = open()
+            .find(|&i| candidates[i].bytes.saturating_mul(100) >= excess)
+            .or_else(|| open().next())
+        else {
+            break;
+        };
+        left = left.saturating_sub(candidates[next].bytes);
+        chosen.push(next);
     }
     (chosen, left)
 }
@@ -257,5 +267,15 @@ mod tests {
         assert_eq!(choose(&candidates, 1000, 2000), (vec![2], 900));
         // Never fits: everything with bytes.
         assert_eq!(choose(&candidates, 1000, 10).0, [2, 1, 0]);
+        // A dense but tiny one waits while a large one does the job.
+        let candidates = [
+            c("tiny", 5, 1, false),
+            c("large", 900, 100, false),
+            c("small", 40, 1000, false),
+        ];
+        assert_eq!(choose(&candidates, 1000, 200), (vec![1], 100));
+        // Once the rest to cut is small, the small ones come in, the densest first.
+        assert_eq!(choose(&candidates, 1000, 96).0, [1, 0]);
+        assert_eq!(choose(&candidates, 1000, 80).0, [1, 0, 2]);
     }
 }

@@ -431,8 +431,8 @@ impl LocationBudget {
             "`pomptrace score DIR --suggest -o FILE` after the run suggests a filter".to_string()
         } else {
             format!(
-                "a filter file (POMPTRACE_FILTERING_FILE) with the lines \
-                 `SCOREP_REGION_NAMES_BEGIN EXCLUDE {} SCOREP_REGION_NAMES_END` leaves {} out",
+                "a filter file (POMPTRACE_FILTERING_FILE) of the lines SCOREP_REGION_NAMES_BEGIN / \
+                 EXCLUDE {} / SCOREP_REGION_NAMES_END leaves {} out",
                 patterns.join(" "),
                 if patterns.len() == 1 { "it" } else { "them" }
             )
@@ -471,8 +471,18 @@ pub(crate) struct Report {
     pub(crate) per_location: Vec<(u32, u64)>,
     /// Locations that stopped recording altogether.
     pub(crate) stopped: u32,
-    /// (visits, inclusive time) of every region over all locations, by region id.
-    totals: Vec<(u64, u64)>,
+    /// Every region over all locations, by region id.
+    totals: Vec<RegionTotal>,
+}
+
+/// A region over all locations.
+#[derive(Clone, Copy, Default)]
+struct RegionTotal {
+    visits: u64,
+    /// Inclusive time, in ticks.
+    time: u64,
+    /// Visits whose events were not written (the region stopped, or everything did).
+    unrecorded: u64,
 }
 
 impl Report {
@@ -508,12 +518,14 @@ impl Report {
                 }
                 let index = region as usize;
                 if report.totals.len() <= index {
-                    report.totals.resize(index + 1, (0, 0));
+                    report.totals.resize(index + 1, RegionTotal::default());
                 }
                 let total = &mut report.totals[index];
-                total.0 += tally.visits;
-                total.1 += tallies.inclusive(region, tally, &[], end_time);
-                unrecorded_here += tally.visits - recorded(region);
+                let unrecorded = tally.visits - recorded(region);
+                total.visits += tally.visits;
+                total.time += tallies.inclusive(region, tally, &[], end_time);
+                total.unrecorded += unrecorded;
+                unrecorded_here += unrecorded;
             }
             for &(region, _) in &budget.throttled {
                 let unrecorded = tallies.by_region[region as usize].visits - recorded(region);
@@ -535,7 +547,7 @@ impl Report {
             }
         }
         for t in &mut report.throttled {
-            t.visits = report.totals.get(t.region as usize).map_or(0, |v| v.0);
+            t.visits = report.totals.get(t.region as usize).map_or(0, |v| v.visits);
         }
         report
             .throttled
@@ -576,13 +588,14 @@ impl Report {
         let mut candidates = Vec::new();
         let mut labels = Vec::new();
         let mut missing = 0;
-        for (region, &(visits, time)) in self.totals.iter().enumerate() {
+        for (region, total) in self.totals.iter().enumerate() {
             let region = region as u32;
             let Some(def) = registry.regions().get(region as usize) else {
                 continue;
             };
-            let throttled = self.throttled.iter().find(|t| t.region == region);
-            missing += throttled.map_or(0, |t| t.unrecorded * visit_bytes(region));
+            let throttled = self.throttled.iter().any(|t| t.region == region);
+            missing += total.unrecorded * visit_bytes(region);
+            let (visits, time) = (total.visits, total.time);
             let name = registry.region_name(region).unwrap_or("");
             let Some(pattern) = filter_suggest::exclude_pattern(name, def.role, def.paradigm)
             else {
@@ -592,7 +605,7 @@ impl Report {
                 pattern,
                 bytes: visits * visit_bytes(region),
                 time,
-                first: throttled.is_some(),
+                first: throttled,
             });
             labels.push(format!("{name}: {visits} visits"));
         }
@@ -621,7 +634,7 @@ impl Report {
         if chosen.is_empty() {
             return None;
         }
-        let comments = [
+        let mut comments = vec![
             format!(
                 "pomptrace: what would have kept this run's trace under its size budget of {limit} \
                  bytes (POMPTRACE_MAX_TRACE_SIZE)"
@@ -629,8 +642,15 @@ impl Report {
             format!(
                 "estimated trace size: {unlimited} bytes without a filter, {left} bytes with this one"
             ),
-            "use it with POMPTRACE_FILTERING_FILE=<this file>".to_string(),
         ];
+        if left > limit {
+            comments.push(
+                "the regions no filter can leave out (parallel regions, barriers, tasks, locks, \
+                 MPI) take more than the budget by themselves"
+                    .to_string(),
+            );
+        }
+        comments.push("use it with POMPTRACE_FILTERING_FILE=<this file>".to_string());
         let patterns: Vec<(String, String)> = chosen
             .iter()
             .map(|&i| (merged[i].0.pattern.clone(), merged[i].1.clone()))
