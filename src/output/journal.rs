@@ -569,4 +569,63 @@ mod tests {
         assert!(replay(&damaged).unwrap().dropped_bytes > 0);
         assert!(replay(b"something else").is_err());
     }
+
+    /// A run the size budget cut short and that never ended: its recovered definitions hold the
+    /// parameter its markers name and say in the region's description that it stopped.
+    #[test]
+    fn recovered_definitions_mark_what_the_budget_stopped() {
+        let mut bytes = MAGIC.to_vec();
+        for f in facts() {
+            encode(&f, &mut bytes);
+        }
+        let mut definitions = replay(&bytes).unwrap().definitions;
+        let dir = crate::test_dir("journal-throttled");
+        let _ = std::fs::remove_dir_all(dir.join("traces"));
+        let _ = std::fs::remove_file(dir.join("traces.otf2"));
+        let archive =
+            otf2::ArchiveWriter::create(&dir, "traces", ArchiveConfig::default()).unwrap();
+        let mut defs = archive.global_def_writer();
+        definitions
+            .write_global_defs(
+                &mut defs,
+                &[0],
+                1_000_000_000,
+                100,
+                &mut crate::output::facts::NoExtraDefinitions,
+            )
+            .unwrap();
+        let anchor = archive.anchor_path();
+        archive.finish(defs, &[]).unwrap();
+        let read = otf2::ArchiveReader::open(&anchor)
+            .unwrap()
+            .global_defs()
+            .unwrap();
+        let string = |id: u32| {
+            read.iter().find_map(|d| match d {
+                otf2::GlobalDef::String { id: i, string } if *i == id => Some(string.clone()),
+                _ => None,
+            })
+        };
+        let parameter = read.iter().find_map(|d| match d {
+            otf2::GlobalDef::Parameter { id, name, .. } => Some((*id, *name)),
+            _ => None,
+        });
+        let (id, name) = parameter.expect("the marker's parameter");
+        assert_eq!(id, crate::output::facts::THROTTLE_PARAMETER);
+        assert_eq!(
+            string(name).as_deref(),
+            Some("pomptrace: not recorded from here")
+        );
+        let description = read.iter().find_map(|d| match d {
+            otf2::GlobalDef::Region {
+                id: 0, description, ..
+            } => string(*description),
+            _ => None,
+        });
+        assert!(
+            description.is_some_and(|d| d.contains("size budget")),
+            "{read:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

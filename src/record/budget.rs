@@ -42,11 +42,23 @@ pub(crate) struct Tally {
 }
 
 impl Tally {
+    /// An Enter at `time` that is written (the caller checked `throttled`).
+    #[inline(always)]
+    pub(crate) fn count_enter(&mut self, time: u64) {
+        self.visits += 1;
+        self.time = self.time.wrapping_sub(time);
+    }
+
+    /// A Leave at `time` that is written (the caller checked `unrecorded_open`).
+    #[inline(always)]
+    pub(crate) fn count_leave(&mut self, time: u64) {
+        self.time = self.time.wrapping_add(time);
+    }
+
     /// An Enter at `time`; true if it is to be written.
     #[inline(always)]
     pub(crate) fn enter(&mut self, time: u64) -> bool {
-        self.visits += 1;
-        self.time = self.time.wrapping_sub(time);
+        self.count_enter(time);
         if self.throttled == 0 {
             true
         } else {

@@ -145,7 +145,7 @@ impl Location {
         if depth == self.open.capacity() || !w.try_enter(time, region) {
             return false;
         }
-        tally.enter(time);
+        tally.count_enter(time);
         // SAFETY: `depth < capacity`, checked above: the slot is allocated, and the stack grows
         // by that one initialised element (a plain `push` would keep its growth call here).
         unsafe {
@@ -171,7 +171,7 @@ impl Location {
         if self.open.last() != Some(&region) || !w.try_leave(time, region) {
             return false;
         }
-        tally.leave(time);
+        tally.count_leave(time);
         self.open.pop();
         true
     }
