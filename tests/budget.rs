@@ -283,7 +283,7 @@ fn a_malformed_budget_is_named_with_the_accepted_forms_and_the_default_applies()
     );
     let counts = reference_counts(&run.anchor());
     let flush = spin_flush();
-    assert_eq!(visits(&counts)[&flush], (2000 * THREADS, 2000 * THREADS));
+    assert_eq!(visits(&counts)[&flush], (1000 * THREADS, 1000 * THREADS));
 }
 
 /// A filter file that cannot be read is named once; the run records everything.

@@ -147,13 +147,6 @@ impl Tallies {
         }
     }
 
-    /// Adds a Leave at `time` to `region`'s time without deciding anything (a visit closed by
-    /// the end of the measurement or by the Leave of an enclosing region).
-    pub(crate) fn closed(&mut self, region: u32, time: u64) {
-        let tally = self.slot(region);
-        tally.time = tally.time.wrapping_add(time);
-    }
-
     fn iter(&self) -> impl Iterator<Item = (u32, &Tally)> {
         self.by_region
             .iter()

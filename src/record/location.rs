@@ -110,16 +110,19 @@ impl Location {
 
     /// `enter`, told by the caller whether synchronous metrics are on (the fast path knows it
     /// from the hot word).
+    ///
+    /// A region the size budget stopped (`budget.rs`) is entered as any other, open regions
+    /// and counts included; only its event is not written.
     #[inline(always)]
     pub fn enter_with(&mut self, time: u64, region: u32, metrics: bool) {
-        if !self.tallies.slot(region).enter(time) {
-            return;
-        }
+        let write = self.tallies.slot(region).enter(time);
         if let Some(w) = self.writer.as_mut() {
-            if metrics {
-                crate::metrics::synchronous::write_synchronous(w, time);
+            if write {
+                if metrics {
+                    crate::metrics::synchronous::write_synchronous(w, time);
+                }
+                w.enter(time, region);
             }
-            w.enter(time, region);
             self.open.push(region);
             if w.chunks_filled() != self.budget.chunks_seen {
                 self.chunk_filled(time);
@@ -138,14 +141,18 @@ impl Location {
         let Some(tally) = self.tallies.get(region) else {
             return false;
         };
-        if tally.throttled != 0 {
-            return !tally.enter(time);
-        }
         let depth = self.open.len();
-        if depth == self.open.capacity() || !w.try_enter(time, region) {
+        if depth == self.open.capacity() {
             return false;
         }
-        tally.count_enter(time);
+        if tally.throttled == 0 {
+            if !w.try_enter(time, region) {
+                return false;
+            }
+            tally.count_enter(time);
+        } else {
+            tally.enter(time);
+        }
         // SAFETY: `depth < capacity`, checked above: the slot is allocated, and the stack grows
         // by that one initialised element (a plain `push` would keep its growth call here).
         unsafe {
@@ -165,13 +172,17 @@ impl Location {
         let Some(tally) = self.tallies.get(region) else {
             return false;
         };
-        if tally.unrecorded_open != 0 {
-            return !tally.leave(time);
-        }
-        if self.open.last() != Some(&region) || !w.try_leave(time, region) {
+        if self.open.last() != Some(&region) {
             return false;
         }
-        tally.count_leave(time);
+        if tally.unrecorded_open == 0 {
+            if !w.try_leave(time, region) {
+                return false;
+            }
+            tally.count_leave(time);
+        } else {
+            tally.leave(time);
+        }
         self.open.pop();
         true
     }
@@ -186,12 +197,10 @@ impl Location {
     /// `leave`, told whether synchronous metrics are on (as `enter_with`).
     #[inline(always)]
     pub fn leave_with(&mut self, time: u64, region: u32, metrics: bool) {
-        if !self.tallies.slot(region).leave(time) {
-            return;
-        }
         if self.open.last() == Some(&region) {
             self.open.pop();
-            if let Some(w) = self.writer.as_mut() {
+            let write = self.tallies.slot(region).leave(time);
+            if let (true, Some(w)) = (write, self.writer.as_mut()) {
                 if metrics {
                     crate::metrics::synchronous::write_synchronous(w, time);
                 }
@@ -208,16 +217,16 @@ impl Location {
     #[cold]
     fn leave_out_of_order(&mut self, time: u64, region: u32) {
         if self.writer.is_none() {
-            // Nothing is written here (any more): nothing was entered to match.
+            // Nothing is written here (a location that stopped recording, or has no file):
+            // its Enters were counted, never opened.
+            self.tallies.slot(region).leave(time);
             return;
         }
         if let Some(depth) = self.open.iter().rposition(|&r| r == region) {
             while self.open.len() > depth {
                 let r = self.open.pop().unwrap_or(region);
-                if r != region {
-                    self.tallies.closed(r, time);
-                }
-                if let Some(w) = self.writer.as_mut() {
+                let write = self.tallies.slot(r).leave(time);
+                if let (true, Some(w)) = (write, self.writer.as_mut()) {
                     if crate::metrics::synchronous::synchronous() {
                         crate::metrics::synchronous::write_synchronous(w, time);
                     }
@@ -244,8 +253,8 @@ impl Location {
 
     fn leave_every_open_region(&mut self, time: u64) {
         while let Some(r) = self.open.pop() {
-            self.tallies.closed(r, time);
-            if let Some(w) = self.writer.as_mut() {
+            let write = self.tallies.slot(r).leave(time);
+            if let (true, Some(w)) = (write, self.writer.as_mut()) {
                 w.leave(time, r);
             }
         }
@@ -364,7 +373,8 @@ impl Location {
         if !metrics && self.team_records.begin_key == (tid, team, region) {
             if let Some(w) = self.writer.as_mut() {
                 if w.write_prepared(time, &self.team_records.begin) {
-                    self.tallies.slot(region).enter(time);
+                    // Never stopped by the budget: its events carry the team's structure.
+                    self.tallies.slot(region).count_enter(time);
                     self.open.push(region);
                     return;
                 }
@@ -408,7 +418,7 @@ impl Location {
         {
             if let Some(w) = self.writer.as_mut() {
                 if w.write_prepared(time, &self.team_records.end) {
-                    self.tallies.slot(region).leave(time);
+                    self.tallies.slot(region).count_leave(time);
                     self.open.pop();
                     return;
                 }
