@@ -1,7 +1,9 @@
 //! `pomptrace score`: per region and per kind the visits and bytes of a real trace agree with
 //! the reference reader and the files; its estimate of the trace's size is within 10 % of the
 //! real one, and so is its estimate of the trace that a filter gives (checked by running the
-//! program again with the filter `--suggest` wrote). Bad input gets one clear line.
+//! program again with the filter `--suggest` wrote); from a CUBE profile of the same visits,
+//! its estimate of the trace is within 10 % of the trace the run wrote. Bad input gets one
+//! clear line.
 
 mod support;
 
@@ -212,7 +214,11 @@ fn score_bad_input_gets_one_clear_line() {
             "--budget 12XB is not a size",
         ),
         (vec![dir, "--suggest"], 2, "--output"),
-        (vec![scratch.path.to_str().unwrap()], 1, "holds no trace"),
+        (
+            vec![scratch.path.to_str().unwrap()],
+            1,
+            "holds neither a trace",
+        ),
     ] {
         let out = score(&args);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -221,4 +227,181 @@ fn score_bad_input_gets_one_clear_line() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
         assert!(out.stdout.is_empty(), "{args:?}");
     }
+}
+
+/// The profile of a run as pomptrace writes it (CUBE4: visits and time per call path and
+/// location), for the trace at `anchor`: its regions, one call path each, with the visits the
+/// trace holds.
+fn profile_of_trace(anchor: &std::path::Path, output: &std::path::Path) -> BTreeMap<String, u64> {
+    use otf2::cube;
+    let reader = otf2::ArchiveReader::open(anchor).unwrap();
+    let defs = reader.global_defs().unwrap();
+    let mut strings = BTreeMap::new();
+    let mut regions = Vec::new();
+    let mut locations = Vec::new();
+    for def in &defs {
+        match def {
+            otf2::GlobalDef::String { id, string } => {
+                strings.insert(*id, string.clone());
+            }
+            otf2::GlobalDef::Region {
+                id,
+                name,
+                source_file,
+                begin_line,
+                end_line,
+                region_role,
+                paradigm,
+                ..
+            } => regions.push((
+                *id,
+                *name,
+                *source_file,
+                *begin_line,
+                *end_line,
+                *region_role,
+                *paradigm,
+            )),
+            otf2::GlobalDef::Location { id, name, .. } => locations.push((*id, *name)),
+            _ => {}
+        }
+    }
+    let word = |name: Option<&str>| name.unwrap().to_ascii_lowercase().replace('_', " ");
+    // Visits per (region, location) as the trace holds them.
+    let mut visits = vec![0u64; regions.len() * locations.len()];
+    for (l, (location, _)) in locations.iter().enumerate() {
+        for record in reader.events(*location).unwrap() {
+            if let otf2::Event::Enter { region } = record.unwrap().event {
+                let r = regions.iter().position(|d| d.0 == region).unwrap();
+                visits[r * locations.len() + l] += 1;
+            }
+        }
+    }
+    let profile = cube::Profile {
+        attributes: vec![("CUBE_CT_AGGR".into(), "SUM".into())],
+        metrics: cube::Metric::scorep_defaults().to_vec(),
+        regions: regions
+            .iter()
+            .map(
+                |&(_, name, file, begin, end, role, paradigm)| cube::Region {
+                    name: strings[&name].clone(),
+                    canonical_name: strings[&name].clone(),
+                    source_file: strings[&file].clone(),
+                    begin_line: Some(begin),
+                    end_line: Some(end),
+                    paradigm: word(paradigm.name()),
+                    role: word(role.name()),
+                    description: String::new(),
+                },
+            )
+            .collect(),
+        cnodes: (0..regions.len())
+            .map(|region| cube::Cnode {
+                region,
+                parent: None,
+                line: None,
+            })
+            .collect(),
+        system: vec![cube::SystemNode {
+            name: "machine Linux".into(),
+            class: "machine".into(),
+            groups: vec![cube::LocationGroup {
+                name: "Process".into(),
+                rank: 0,
+                kind: cube::LocationGroupKind::Process,
+                locations: locations
+                    .iter()
+                    .enumerate()
+                    .map(|(rank, (_, name))| cube::Location {
+                        name: strings[name].clone(),
+                        rank: rank as u32,
+                        kind: cube::LocationKind::Thread,
+                    })
+                    .collect(),
+            }],
+            ..cube::SystemNode::default()
+        }],
+        values: vec![
+            cube::Values::U64(visits.clone()),
+            cube::Values::F64(visits.iter().map(|&v| v as f64 * 1e-7).collect()),
+            cube::Values::F64(vec![1e-7; visits.len()]),
+            cube::Values::F64(vec![1e-7; visits.len()]),
+        ],
+    };
+    profile.write(output).unwrap();
+    regions
+        .iter()
+        .enumerate()
+        .map(|(r, d)| {
+            let total = (0..locations.len())
+                .map(|l| visits[r * locations.len() + l])
+                .sum();
+            (strings[&d.1].clone(), total)
+        })
+        .collect()
+}
+
+/// A profile: visits as it holds them, and the trace's size estimated from visits × record
+/// sizes within 10 % of the trace the same run wrote; a filter suggested from it.
+#[test]
+fn score_estimates_the_trace_of_a_profile() {
+    let scratch = Scratch::new("score-profile");
+    let exe = spin_program(&scratch.path);
+    let spins = SPINS.to_string();
+    let run = run_traced_with_args(
+        &exe,
+        &["flush", &spins],
+        THREADS as u32,
+        "traced",
+        &[("POMPTRACE_MAX_TRACE_SIZE", "0")],
+    );
+    let size = archive_bytes(&run.experiment);
+    let profiled = scratch.join("profiled");
+    std::fs::create_dir_all(&profiled).unwrap();
+    let visits = profile_of_trace(&run.anchor(), &profiled.join("profile.cubex"));
+
+    let json = score_json(&profiled, &[]);
+    assert!(json["profile"].as_str().unwrap().ends_with("profile.cubex"));
+    assert_eq!(json["trace_bytes"], Value::Null);
+    let scored: BTreeMap<String, u64> = json["regions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["region"].as_str().unwrap().to_string(),
+                r["visits"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let visited: BTreeMap<String, u64> = visits.into_iter().filter(|(_, v)| *v > 0).collect();
+    assert_eq!(scored, visited);
+    let estimate = json["estimated_bytes"].as_u64().unwrap();
+    assert!(within(estimate, size, 10.0), "{estimate} for {size}");
+    let kinds: Vec<&str> = json["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["ALL", "OpenMP", "user", "(other events)"]);
+
+    let filter = scratch.join("from-profile.filter");
+    support::run(Command::new(pomptrace_command()).args([
+        "score",
+        profiled.to_str().unwrap(),
+        "--suggest",
+        "--budget",
+        "1M",
+        "-o",
+        filter.to_str().unwrap(),
+    ]));
+    let text = std::fs::read_to_string(&filter).unwrap();
+    let flush = spin_flush();
+    assert!(
+        text.contains(&format!("  EXCLUDE {}\n", flush.replace(' ', "\\ "))),
+        "{text}"
+    );
+    let with_filter = score_json(&profiled, &["--filter", filter.to_str().unwrap()]);
+    assert!(with_filter["estimated_bytes_with_filter"].as_u64().unwrap() < 1 << 20);
 }

@@ -3,18 +3,24 @@
 //! and the bytes its events take; what a filter file would leave of the trace (`--filter`); and
 //! a filter that keeps the trace within a size (`--suggest`).
 //!
-//! Bytes are counted, not estimated: the reader says what each event took in its chunk (with
-//! its timestamp). The trace a filter would give is estimated from those counts: each location's
-//! remaining event bytes packed into chunks as the writer packs them, plus the archive's other
-//! files. Visits that the run's size budget left out (the description of a region it stopped
-//! recording says how many) are added at what a visit of that region costs, so a run that was
-//! cut short by its budget still tells what the whole run would have written.
+//! From a trace, bytes are counted, not estimated: the reader says what each event took in its
+//! chunk (with its timestamp). The trace a filter would give is estimated from those counts:
+//! each location's remaining event bytes packed into chunks as the writer packs them, plus the
+//! archive's other files. Visits that the run's size budget left out (the description of a
+//! region it stopped recording says how many) are added at what a visit of that region costs,
+//! so a run that was cut short by its budget still tells what the whole run would have written.
+//!
+//! From a profile (`profile.cubex`, when the directory has no trace), the bytes are estimated:
+//! each call path's visits on each location times the encoded size of an Enter and a Leave
+//! with their timestamps, plus the events that come with some regions (team begin and end with
+//! a parallel region, the lock events of a critical section, task switches), and definitions of
+//! a size typical for the number of regions and locations.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use otf2::{GlobalDef, Paradigm, RegionRole};
+use otf2::{region_event_bytes, GlobalDef, Paradigm, RegionRole};
 use pomptrace::filtering::{self, Filter, Filterable};
 use serde_json::json;
 
@@ -31,7 +37,8 @@ use crate::{print_stdout, usage_error, Failure};
     override_usage = "pomptrace score DIR [-r] [--filter FILE] [--suggest [--budget SIZE] -o FILE] [--csv | --json]"
 )]
 pub struct ScoreArgs {
-    /// An experiment directory, or the anchor file (traces.otf2) of its trace.
+    /// An experiment directory (its trace, else its profile.cubex), the anchor file
+    /// (traces.otf2) of a trace, or a profile (.cubex).
     #[arg(value_name = "DIR")]
     dir: PathBuf,
     /// Every region (otherwise the kinds and the regions that cost the most bytes).
@@ -76,8 +83,7 @@ const CHUNK_HEADER: u64 = otf2::chunk::CHUNK_HEADER_LEN as u64;
 const FILE_END: u64 = 2;
 
 pub fn run(args: &ScoreArgs) -> Result<(), Failure> {
-    let (experiment, anchor) = locate(&args.dir)?;
-    let (reader, defs) = trace_definitions::open(&anchor).map_err(Failure::Error)?;
+    let (experiment, source) = locate(&args.dir)?;
     let filter = match &args.filter {
         Some(path) => Some(read_filter(path)?),
         None => None,
@@ -90,15 +96,29 @@ pub fn run(args: &ScoreArgs) -> Result<(), Failure> {
         })? as u64),
         None => None,
     };
-    let progress = Progress::new(defs.total_events(), "score");
-    let score = Score::measure(&reader, &defs, &anchor, experiment.as_deref(), &progress)
-        .map_err(Failure::Error)?;
-    drop(progress);
+    let (score, context) = match &source {
+        Source::Trace(anchor) => {
+            let (reader, defs) = trace_definitions::open(anchor).map_err(Failure::Error)?;
+            let progress = Progress::new(defs.total_events(), "score");
+            let score = Score::measure(&reader, &defs, anchor, experiment.as_deref(), &progress)
+                .map_err(Failure::Error)?;
+            let context = Context {
+                label: format!("trace {}", anchor.display()),
+                ticks_per_second: defs.ticks_per_second,
+                locations: defs.locations.iter().map(|l| l.name.clone()).collect(),
+                notes: defs.notes.clone(),
+            };
+            (score, context)
+        }
+        Source::Profile(path) => {
+            Score::from_profile(path, experiment.as_deref()).map_err(Failure::Error)?
+        }
+    };
+    let anchor = source.path();
     let filtered = filter.as_ref().map(|f| score.excluded_by(f));
     let report = Report {
         args,
-        anchor: &anchor,
-        defs: &defs,
+        context: &context,
         score: &score,
         filtered: filtered.as_ref(),
     };
@@ -110,7 +130,7 @@ pub fn run(args: &ScoreArgs) -> Result<(), Failure> {
             .output
             .as_ref()
             .expect("clap requires -o with --suggest");
-        let (text, estimate) = score.suggest(budget, &anchor);
+        let (text, estimate) = score.suggest(budget, anchor);
         std::fs::write(output, text)
             .map_err(|e| Failure::Error(format!("cannot write {}: {e}", output.display())))?;
         if !args.json && !args.csv {
@@ -130,22 +150,37 @@ pub fn run(args: &ScoreArgs) -> Result<(), Failure> {
     print_stdout(&text)
 }
 
-/// The experiment directory (if `dir` is one, or holds the anchor) and the trace's anchor file.
-fn locate(dir: &Path) -> Result<(Option<PathBuf>, PathBuf), Failure> {
+/// What `score` reads.
+enum Source {
+    /// A trace's anchor file.
+    Trace(PathBuf),
+    /// A CUBE profile.
+    Profile(PathBuf),
+}
+
+impl Source {
+    fn path(&self) -> &Path {
+        match self {
+            Source::Trace(path) | Source::Profile(path) => path,
+        }
+    }
+}
+
+/// The experiment directory (if `dir` is one, or holds the file) and what to read: a
+/// directory's trace, else its profile; a file ending in `.cubex` is a profile, any other an
+/// anchor file.
+fn locate(dir: &Path) -> Result<(Option<PathBuf>, Source), Failure> {
     if dir.is_dir() {
         let anchor = dir.join("traces.otf2");
         if anchor.is_file() {
-            return Ok((Some(dir.to_path_buf()), anchor));
+            return Ok((Some(dir.to_path_buf()), Source::Trace(anchor)));
         }
-        if dir.join("profile.cubex").is_file() {
-            return Err(Failure::Error(format!(
-                "{} holds a profile and no trace; this pomptrace scores traces only (reading \
-                 CUBE profiles is not built in yet)",
-                dir.display()
-            )));
+        let profile = dir.join("profile.cubex");
+        if profile.is_file() {
+            return Ok((Some(dir.to_path_buf()), Source::Profile(profile)));
         }
         return Err(Failure::Error(format!(
-            "{} holds no trace (traces.otf2)",
+            "{} holds neither a trace (traces.otf2) nor a profile (profile.cubex)",
             dir.display()
         )));
     }
@@ -153,7 +188,12 @@ fn locate(dir: &Path) -> Result<(Option<PathBuf>, PathBuf), Failure> {
         .parent()
         .filter(|p| p.join("pomptrace.cfg").is_file())
         .map(Path::to_path_buf);
-    Ok((experiment, dir.to_path_buf()))
+    let source = if dir.extension().is_some_and(|e| e == "cubex") {
+        Source::Profile(dir.to_path_buf())
+    } else {
+        Source::Trace(dir.to_path_buf())
+    };
+    Ok((experiment, source))
 }
 
 fn read_filter(path: &Path) -> Result<Filter, Failure> {
@@ -287,8 +327,9 @@ struct Score {
     regions: Vec<RegionScore>,
     locations: Vec<LocationBytes>,
     model: SizeModel,
-    /// The archive's files as they are on disk.
-    actual_bytes: u64,
+    /// The archive's files as they are on disk (a trace's).
+    actual_bytes: Option<u64>,
+    /// Events (of a trace) or events estimated (from a profile).
     events: u64,
     damage: NestingDamage,
 }
@@ -393,10 +434,124 @@ impl Score {
                 memory_chunk,
                 other_files: actual_bytes.saturating_sub(event_files),
             },
-            actual_bytes,
+            actual_bytes: Some(actual_bytes),
             events: profile.events,
             damage,
         })
+    }
+
+    /// The score of the trace a profiled run would write (see the module's comment): visits and
+    /// times from the profile, bytes estimated from the visits.
+    fn from_profile(path: &Path, experiment: Option<&Path>) -> Result<(Self, Context), String> {
+        let cube = otf2::cube::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let visits = cube
+            .metric_index("visits")
+            .ok_or_else(|| format!("{}: the profile has no visits metric", path.display()))?;
+        let time = cube.metric_index("time");
+        let names: Vec<String> = cube.locations().iter().map(|l| l.name.clone()).collect();
+        let count = names.len();
+        let children = cube.children();
+        let kinds: Vec<(RegionRole, Paradigm)> = cube
+            .regions
+            .iter()
+            .map(|r| (role_of(&r.role), paradigm_of(&r.paradigm)))
+            .collect();
+        let seconds = |cnode: usize, location: usize| {
+            time.and_then(|m| cube.value(m, cnode, location))
+                .filter(|t| t.is_finite() && *t > 0.0)
+                .unwrap_or(0.0)
+        };
+        let ticks = |seconds: f64| (seconds.max(0.0) * PROFILE_TICKS_PER_SECOND) as u128;
+        let mut per_region = vec![(0u64, 0u128, 0u128); cube.regions.len()];
+        let mut locations: Vec<LocationBytes> =
+            (0..count).map(|_| LocationBytes::default()).collect();
+        let mut events = 0u64;
+        for (c, cnode) in cube.cnodes.iter().enumerate() {
+            let region = cnode.region;
+            let Some(&(role, _)) = kinds.get(region) else {
+                continue;
+            };
+            // Recursion counts once in the inclusive time, as in a trace's.
+            let mut ancestor = cnode.parent;
+            let mut nested = false;
+            while let Some(a) = ancestor {
+                nested |= cube.cnodes[a].region == region;
+                ancestor = cube.cnodes[a].parent;
+            }
+            let (record, extra, extra_events) = visit_cost(region as u32, role);
+            for (l, bytes) in locations.iter_mut().enumerate() {
+                let n = cube.value(visits, c, l).unwrap_or(0.0) as u64;
+                let inclusive = seconds(c, l);
+                let below: f64 = children[c].iter().map(|&k| seconds(k, l)).sum();
+                let entry = &mut per_region[region];
+                entry.0 += n;
+                if !nested {
+                    entry.1 += ticks(inclusive);
+                }
+                entry.2 += ticks(inclusive - below);
+                // Fork and join on the thread that forks (the first of its team).
+                let fork = if role == RegionRole::PARALLEL && l == 0 {
+                    FORK_JOIN_BYTES
+                } else {
+                    0
+                };
+                bytes.total += n * (record + extra + fork);
+                *bytes.by_region.entry(region as u32).or_default() += n * record;
+                events += n * (2 + extra_events);
+            }
+        }
+        let regions = cube
+            .regions
+            .iter()
+            .enumerate()
+            .map(|(index, r)| {
+                let (visits, inclusive, exclusive) = per_region[index];
+                let (role, paradigm) = kinds[index];
+                RegionScore {
+                    region: index as u32,
+                    name: r.name.clone(),
+                    kind: Kind::of(paradigm),
+                    role,
+                    paradigm,
+                    file: r.source_file.clone(),
+                    line: r.begin_line.unwrap_or(0),
+                    visits,
+                    inclusive,
+                    exclusive,
+                    bytes: locations
+                        .iter()
+                        .filter_map(|l| l.by_region.get(&(index as u32)))
+                        .sum(),
+                    unrecorded: 0,
+                }
+            })
+            .collect();
+        let chunk = experiment
+            .and_then(|dir| recorded_setting(dir, "POMPTRACE_CHUNK_SIZE"))
+            .and_then(|v| pomptrace::settings::parse_size(&v))
+            .map_or(DEFAULT_CHUNK, |n| n as u64);
+        let file_chunk = chunk.clamp(MIN_FILE_CHUNK, MAX_FILE_CHUNK);
+        let score = Score {
+            regions,
+            locations,
+            model: SizeModel {
+                file_chunk,
+                memory_chunk: chunk.min(file_chunk),
+                other_files: DEFINITIONS_BASE
+                    + DEFINITIONS_PER_REGION * cube.regions.len() as u64
+                    + DEFINITIONS_PER_LOCATION * count as u64,
+            },
+            actual_bytes: None,
+            events,
+            damage: NestingDamage::default(),
+        };
+        let context = Context {
+            label: format!("profile {}", path.display()),
+            ticks_per_second: PROFILE_TICKS_PER_SECOND,
+            locations: names,
+            notes: Vec::new(),
+        };
+        Ok((score, context))
     }
 
     /// Event bytes of all locations.
@@ -562,6 +717,66 @@ impl Score {
     }
 }
 
+/// A profile's times in ticks of a picosecond: finer than any clock a trace has.
+const PROFILE_TICKS_PER_SECOND: f64 = 1e12;
+/// POMPTRACE_CHUNK_SIZE's default, and the readers' limits on a file's chunk size.
+const DEFAULT_CHUNK: u64 = 1 << 20;
+const MIN_FILE_CHUNK: u64 = otf2::chunk::MIN_CHUNK_SIZE as u64;
+const MAX_FILE_CHUNK: u64 = otf2::chunk::MAX_CHUNK_SIZE as u64;
+/// A trace's anchor, definitions and local definition files, as pomptrace writes them for a
+/// profile's regions and locations (the tests' traces: 1.9 KB for 26 regions and 2 locations).
+const DEFINITIONS_BASE: u64 = 600;
+const DEFINITIONS_PER_REGION: u64 = 50;
+const DEFINITIONS_PER_LOCATION: u64 = 30;
+/// ThreadFork and ThreadJoin, each with its timestamp, on the thread that forks.
+const FORK_JOIN_BYTES: u64 = 26;
+
+/// What a visit of `region` (its index) with `role` costs a trace: (its Enter and Leave with
+/// their timestamps, the bytes of the events that come with it, how many those are). The events
+/// that come with a visit share its Enter's or Leave's time, so they have no timestamp of their
+/// own: ThreadTeamBegin with its ThreadId attribute and ThreadTeamEnd with a parallel region,
+/// ThreadAcquireLock and ThreadReleaseLock with a critical section or lock call,
+/// ThreadTaskSwitch and ThreadTaskComplete with a task, ThreadTaskCreate with its creation.
+fn visit_cost(region: u32, role: RegionRole) -> (u64, u64, u64) {
+    let record = 2 * region_event_bytes(region) as u64;
+    let (extra, events) = match role {
+        RegionRole::PARALLEL => (18, 2),
+        RegionRole::CRITICAL | RegionRole::WRAPPER => (16, 2),
+        RegionRole::TASK | RegionRole::TASK_UNTIED => (20, 2),
+        RegionRole::TASK_CREATE => (10, 1),
+        _ => (0, 0),
+    };
+    (record, extra, events)
+}
+
+/// The OTF2 region role a CUBE `role` names (`implicit barrier` → IMPLICIT_BARRIER).
+fn role_of(word: &str) -> RegionRole {
+    let name = otf2_name(word);
+    match name.as_str() {
+        "TASKWAIT" => return RegionRole::TASK_WAIT,
+        "UNTIED_TASK" => return RegionRole::TASK_UNTIED,
+        _ => {}
+    }
+    (0..=u8::MAX)
+        .map(RegionRole)
+        .find(|r| r.name() == Some(name.as_str()))
+        .unwrap_or(RegionRole::UNKNOWN)
+}
+
+/// The OTF2 paradigm a CUBE `paradigm` names (`openmp` → OPENMP).
+fn paradigm_of(word: &str) -> Paradigm {
+    let name = otf2_name(word);
+    (0..=u8::MAX)
+        .map(Paradigm)
+        .find(|p| p.name() == Some(name.as_str()))
+        .unwrap_or(Paradigm::UNKNOWN)
+}
+
+/// `implicit barrier` → `IMPLICIT_BARRIER`.
+fn otf2_name(word: &str) -> String {
+    word.trim().to_ascii_uppercase().replace([' ', '-'], "_")
+}
+
 /// `U` of a description `…; U of V visits left out` (what the runtime writes for a region its
 /// size budget stopped recording); 0 otherwise.
 fn unrecorded_visits(description: &str) -> u64 {
@@ -588,10 +803,20 @@ fn archive_bytes(anchor: &Path) -> u64 {
     tree(anchor) + tree(&anchor.with_extension("def")) + tree(&anchor.with_extension(""))
 }
 
+/// What the report says about its input besides the score.
+struct Context {
+    /// `trace PATH` or `profile PATH`.
+    label: String,
+    ticks_per_second: f64,
+    /// Location names in column order.
+    locations: Vec<String>,
+    /// Said once to the user (e.g. a missing clock resolution).
+    notes: Vec<String>,
+}
+
 struct Report<'a> {
     args: &'a ScoreArgs,
-    anchor: &'a Path,
-    defs: &'a TraceDefinitions,
+    context: &'a Context,
     score: &'a Score,
     /// Region id → left out by `--filter`.
     filtered: Option<&'a HashMap<u32, bool>>,
@@ -607,7 +832,7 @@ struct KindRow {
 
 impl Report<'_> {
     fn ms(&self, ticks: u128) -> f64 {
-        self.defs.duration_seconds(ticks) * 1000.0
+        ticks as f64 / self.context.ticks_per_second * 1000.0
     }
 
     fn total_time(&self) -> u128 {
@@ -688,22 +913,41 @@ impl Report<'_> {
     fn table(&self) -> String {
         let s = self.score;
         let mut out = String::new();
-        let locations = self.defs.locations.len() as u64;
-        let _ = writeln!(
-            out,
-            "trace {}: {} location{}, {} event{}",
-            self.anchor.display(),
-            locations,
-            plural(locations),
-            s.events,
-            plural(s.events)
-        );
-        let _ = writeln!(
-            out,
-            "trace size: {} bytes on disk; estimated from its events: {} bytes",
-            s.actual_bytes,
-            s.estimate(&|_| false, false)
-        );
+        let locations = self.context.locations.len() as u64;
+        let estimate = s.estimate(&|_| false, false);
+        match s.actual_bytes {
+            Some(actual) => {
+                let _ = writeln!(
+                    out,
+                    "{}: {} location{}, {} event{}",
+                    self.context.label,
+                    locations,
+                    plural(locations),
+                    s.events,
+                    plural(s.events)
+                );
+                let _ = writeln!(
+                    out,
+                    "trace size: {actual} bytes on disk; estimated from its events: {estimate} \
+                     bytes"
+                );
+            }
+            None => {
+                let _ = writeln!(
+                    out,
+                    "{}: {} location{}, about {} event{} in a trace",
+                    self.context.label,
+                    locations,
+                    plural(locations),
+                    s.events,
+                    plural(s.events)
+                );
+                let _ = writeln!(
+                    out,
+                    "trace size estimated from the visits: {estimate} bytes"
+                );
+            }
+        }
         let unrecorded = s.unrecorded();
         if unrecorded > 0 {
             let _ = writeln!(
@@ -817,7 +1061,7 @@ impl Report<'_> {
     }
 
     fn warnings(&self) -> Vec<String> {
-        let mut notes = self.defs.notes.clone();
+        let mut notes = self.context.notes.clone();
         notes.extend(self.score.damage.warnings());
         notes
     }
@@ -888,9 +1132,10 @@ impl Report<'_> {
                 })
             })
             .collect();
+        let (kind, path) = self.context.label.split_once(' ').unwrap_or(("trace", ""));
         let document = json!({
-            "trace": self.anchor.display().to_string(),
-            "locations": self.defs.locations.iter().map(|l| l.name.clone()).collect::<Vec<_>>(),
+            kind: path,
+            "locations": self.context.locations,
             "events": self.score.events,
             "trace_bytes": self.score.actual_bytes,
             "estimated_bytes": self.score.estimate(&|_| false, false),
