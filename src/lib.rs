@@ -13,7 +13,8 @@
 //! - `output`: definitions (registry, journal, facts), job naming and recovery.
 //! - `metrics`: hardware and rusage counters, the sampler, snapshots.
 //! - `base`: configuration, the clock, diagnostics, signal-safe locks, the launcher's view.
-//! - leaves: `ctc` (CTC strings), `filter` (filter files), `openmp` (the OpenMP runtime).
+//! - leaves: `ctc` (CTC strings), `filter` (filter files), `filter_suggest` (filters that keep a
+//!   trace under a size), `openmp` (the OpenMP runtime).
 //!
 //! The crate's public Rust API is only what the command line and the tests read: the settings
 //! table, recovery, the CTC parser, and whether this machine counts hardware events. Everything
@@ -23,6 +24,7 @@ mod base;
 pub mod ctc;
 mod ffi;
 mod filter;
+mod filter_suggest;
 mod lifecycle;
 mod metrics;
 mod model;
@@ -34,8 +36,9 @@ mod record;
 /// The `POMPTRACE_*` settings: their table, defaults and a description of the environment.
 pub mod settings {
     pub use crate::base::config::{
-        default_buffer_size, describe_environment, switch_on, value, Variable, INSTRUMENT_ALL,
-        KEEP_FILES, NO_MPI, OPARI2, SKIP_UNINSTRUMENTABLE, STATIC, VARIABLES, WRAPPER_VERBOSE,
+        default_buffer_size, describe_environment, parse_size, switch_on, value, Variable,
+        INSTRUMENT_ALL, KEEP_FILES, NO_MPI, OPARI2, SKIP_UNINSTRUMENTABLE, STATIC, VARIABLES,
+        WRAPPER_VERBOSE,
     };
 }
 
@@ -45,6 +48,17 @@ pub mod recovery {
     pub use crate::output::recover::{journaled_ranks, recover, recover_rank, Recovered};
 }
 pub use recovery::{recover, Recovered};
+
+/// Filter files: reading them as the runtime does, and suggesting one that keeps a trace under
+/// a size (`pomptrace score`, and the runtime's own `pomptrace.filter` at the end of a run
+/// over its budget).
+pub mod filtering {
+    pub use crate::filter::{Filter, FilterError};
+    pub use crate::filter_suggest::{
+        choose, escape_pattern, exclude_pattern, filter_file, filterable, is_structure,
+        user_region_name, Candidate, Filterable,
+    };
+}
 
 /// Whether this machine lets a thread count its CPU cycles (perf_event); the error says why not,
 /// in the words the run itself would use.

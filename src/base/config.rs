@@ -82,6 +82,11 @@ variables! {
     Run FILTERING_FILE = "POMPTRACE_FILTERING_FILE", default "",
         "a filter file in Score-P's syntax; the user regions and constructs it excludes record \
          nothing";
+    Run MAX_TRACE_SIZE = "POMPTRACE_MAX_TRACE_SIZE", default "2G",
+        "trace size budget per process (e.g. 50M, 2G, 512K, or bytes; 0: none). Near it, the \
+         regions that cost the most bytes for the least time stop being recorded (structure \
+         last), marked in the trace, named at the end, with a filter file that would have kept \
+         the run under it (DIR/pomptrace.filter)";
     Run METRICS = "POMPTRACE_METRICS", default "",
         "counters recorded at every Enter and Leave, e.g. task-clock,page-faults,ru_utime (see \
          Metrics and snapshots)";
@@ -199,6 +204,8 @@ pub struct Config {
     pub verbose: u8,
     /// `POMPTRACE_FILTERING_FILE`: the filter file, read when the measurement starts.
     pub filtering_file: Option<PathBuf>,
+    /// `POMPTRACE_MAX_TRACE_SIZE`: the trace size budget of the process in bytes (0: none).
+    pub max_trace_size: u64,
     /// `POMPTRACE_METRICS`: counters recorded at every Enter/Leave (see `metrics::CATALOG`).
     pub metrics: Option<String>,
     /// `POMPTRACE_SAMPLING_INTERVAL`: period of the process-metrics sampler (off by default).
@@ -229,6 +236,7 @@ impl Default for Config {
             clock: ClockChoice::Auto,
             verbose: 1,
             filtering_file: None,
+            max_trace_size: DEFAULT_MAX_TRACE_SIZE,
             metrics: None,
             sampling_interval: None,
             snapshot_interval: None,
@@ -236,6 +244,9 @@ impl Default for Config {
         }
     }
 }
+
+/// `POMPTRACE_MAX_TRACE_SIZE` when unset: 2 GiB.
+pub const DEFAULT_MAX_TRACE_SIZE: u64 = 2 << 30;
 
 /// Event memory may take this fraction of the usable memory: per thread by default (over the
 /// cores), and for all threads together.
@@ -476,6 +487,15 @@ impl Config {
                 Err(_) => warn(format!("POMPTRACE_VERBOSE={v} is not a number; using 1")),
             }
         }
+        if let Some(v) = value(&MAX_TRACE_SIZE) {
+            match parse_size(&v) {
+                Some(n) => c.max_trace_size = n as u64,
+                None => warn(format!(
+                    "POMPTRACE_MAX_TRACE_SIZE={v} is not a size (accepted: bytes, or a number \
+                     with K, M or G, e.g. 512K, 50M, 2G; 0 for no limit); using the default 2G"
+                )),
+            }
+        }
         c.metrics = value(&METRICS);
         for (variable, slot) in [
             (&SAMPLING_INTERVAL, &mut c.sampling_interval),
@@ -532,6 +552,7 @@ impl Config {
                     .filtering_file
                     .as_ref()
                     .map_or(String::new(), |f| f.display().to_string()),
+                n if n == MAX_TRACE_SIZE.name => self.max_trace_size.to_string(),
                 n if n == METRICS.name => self.metrics.clone().unwrap_or_default(),
                 n if n == SAMPLING_INTERVAL.name => self
                     .sampling_interval
@@ -680,6 +701,7 @@ mod tests {
                 "POMPTRACE_CLOCK=monotonic",
                 "POMPTRACE_VERBOSE=1",
                 "POMPTRACE_FILTERING_FILE=/f/filter.txt",
+                "POMPTRACE_MAX_TRACE_SIZE=2147483648",
                 "POMPTRACE_METRICS=",
                 "POMPTRACE_SAMPLING_INTERVAL=",
                 "POMPTRACE_SNAPSHOT_INTERVAL=",

@@ -197,6 +197,10 @@ impl Measurement {
             experiment_dir,
             job,
         };
+        crate::record::budget::configure(
+            m.config.max_trace_size,
+            file_chunk_size(m.config.chunk_size) as u64,
+        );
         let master = m.create_location(MASTER_THREAD.into(), root_team.comm)?;
         root_team.set_member(0, 0);
         let root = Node::root(master, String::new());

@@ -10,8 +10,10 @@ use crate::metrics::sampler;
 use crate::metrics::snapshots;
 use crate::metrics::synchronous as metrics;
 use crate::output::communicators;
+use crate::output::facts::ExtraDefinitions;
 use crate::output::job::{elected, unifier_done, write_part};
 use crate::output::metric_definitions::MetricDefinitions;
+use crate::record::budget;
 use crate::record::location::Location;
 use otf2::unify::{self, PARTS_DIR};
 use otf2::*;
@@ -108,6 +110,18 @@ pub fn write_trace(
             }
         }
     }
+    let budget_report = budget::Report::collect(
+        locations
+            .iter()
+            .filter(|cell| !still_busy.contains(&cell.as_ptr()))
+            .map(|cell| {
+                // SAFETY: as above; only read.
+                let loc = unsafe { cell.get() };
+                let (tallies, budget) = loc.budget_record();
+                (loc.number, tallies, budget)
+            }),
+        end_time,
+    );
     let mut ids: Vec<u64> = (0..locations.len() as u32)
         .map(|n| m.location_id(n))
         .collect();
@@ -135,13 +149,24 @@ pub fn write_trace(
     }
     let mut defs = archive.global_def_writer();
     let mut extra = (
-        MetricDefinitions::new(
-            metrics::selected().iter().map(|m| m.member).collect(),
-            metric_location,
+        (
+            MetricDefinitions::new(
+                metrics::selected().iter().map(|m| m.member).collect(),
+                metric_location,
+            ),
+            communicators::Definitions::collect(),
         ),
-        communicators::Definitions::collect(),
+        BudgetDefinitions {
+            unrecorded: budget_report
+                .per_location
+                .iter()
+                .map(|&(number, visits)| (m.location_id(number), visits))
+                .collect(),
+        },
     );
+    let region_notes = budget_report.region_notes();
     if let Err(e) = m.journal.with_definitions(|d| {
+        d.describe_regions(&region_notes);
         d.write_global_defs(&mut defs, &events, resolution, end_time, &mut extra)
     }) {
         errors.push(e);
@@ -173,6 +198,9 @@ pub fn write_trace(
         Some(files) => files.iter().map(|f| path_size(f)).sum(),
         None => directory_size(&m.experiment_dir),
     };
+    if budget_report.acted() {
+        report_budget(m, &budget_report, bytes);
+    }
     let total: u64 = events.iter().sum::<u64>() + metric_location.map_or(0, |(_, n)| n);
     let mut summary = format!(
         "{written} ({} locations, {} events, {} bytes)",
@@ -188,6 +216,58 @@ pub fn write_trace(
         line: summary,
         cost: cost_line(elapsed, writer_cpu, waits),
     })
+}
+
+/// What the size budget did, in one line, and the filter file that would have kept the run
+/// under it (`pomptrace.filter` in the experiment directory; one per rank in a job).
+fn report_budget(m: &Measurement, report: &budget::Report, trace_bytes: u64) {
+    let name = match &m.job {
+        Some(job) => format!("pomptrace-rank{}.filter", job.rank),
+        None => "pomptrace.filter".to_string(),
+    };
+    let path = m.experiment_dir.join(&name);
+    let written = report.filter_file(trace_bytes).and_then(|text| {
+        let result = Directory::open(&m.experiment_dir)
+            .and_then(|dir| dir.write_file_atomically(&name, text.as_bytes()));
+        match result {
+            Ok(()) => Some(path.as_path()),
+            Err(e) => {
+                crate::base::diagnostics::warn(&format!(
+                    "cannot write the filter file {}: {e}",
+                    path.display()
+                ));
+                None
+            }
+        }
+    });
+    crate::base::diagnostics::warn(&report.line(written));
+}
+
+/// The visits each location left out (a LocationProperty of each location that did).
+struct BudgetDefinitions {
+    /// (location id, visits not recorded)
+    unrecorded: Vec<(u64, u64)>,
+}
+
+/// The name of the LocationProperty with a location's visits that the size budget left out.
+const UNRECORDED_PROPERTY: &str = "POMPTRACE::VISITS_NOT_RECORDED";
+
+impl ExtraDefinitions for BudgetDefinitions {
+    fn strings(&mut self, intern: &mut dyn FnMut(&str) -> u32) {
+        if !self.unrecorded.is_empty() {
+            intern(UNRECORDED_PROPERTY);
+        }
+    }
+
+    fn after_locations(&mut self, defs: &mut GlobalDefWriter, intern: &mut dyn FnMut(&str) -> u32) {
+        for &(location, visits) in &self.unrecorded {
+            defs.write(&GlobalDef::LocationProperty {
+                location,
+                name: intern(UNRECORDED_PROPERTY),
+                value: TypedValue::u64(visits),
+            });
+        }
+    }
 }
 
 /// "recording took …": the run's length, the writer threads' CPU time in it and the waits for

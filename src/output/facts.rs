@@ -12,6 +12,11 @@ use otf2::*;
 /// and at every ThreadTeamBegin (UINT64, defined at the end of the measurement).
 pub const THREAD_ID_ATTRIBUTE: u32 = 0;
 
+/// The one parameter definition of a trace, when the size budget stopped recording something:
+/// its ParameterString events mark where a region (or everything) stops being recorded on a
+/// location, the string being the region's name.
+pub const THROTTLE_PARAMETER: u32 = 0;
+
 /// An OTF2 region definition (strings by id).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct RegionDef {
@@ -100,6 +105,12 @@ pub enum Fact {
     /// The run records a call-path profile (`POMPTRACE_ENABLE_PROFILING`): recovering its
     /// trace rebuilds the profile too.
     Profiling,
+    /// The size budget stopped recording `region` on location `location` (every region, for
+    /// `NO_REGION`).
+    Throttled {
+        location: u32,
+        region: u32,
+    },
 }
 
 /// What the MPI wrapper library defined (journaled, so that a rank that never ended can be
@@ -128,6 +139,10 @@ pub struct Definitions {
     pub mpi: MpiFacts,
     /// `Fact::Profiling` was recorded.
     pub profiling: bool,
+    /// (location, region) of every stop of the size budget.
+    throttled: Vec<(u32, u32)>,
+    /// Descriptions of regions (string ids), where the end of the run has one.
+    region_descriptions: HashMap<u32, u32>,
 }
 
 impl Definitions {
@@ -196,6 +211,15 @@ impl Definitions {
                 standard_deviation,
             }),
             Fact::Profiling => self.profiling = true,
+            Fact::Throttled { location, region } => self.throttled.push((location, region)),
+        }
+    }
+
+    /// Gives regions a description (what the size budget left out of them).
+    pub fn describe_regions(&mut self, descriptions: &[(u32, String)]) {
+        for (region, text) in descriptions {
+            let id = self.string(text);
+            self.region_descriptions.insert(*region, id);
         }
     }
 
@@ -241,6 +265,21 @@ impl Definitions {
         let s_process = self.string(&crate::output::job::location_group_name(start.rank));
         let s_thread_id = self.string("ThreadId");
         let s_thread_id_description = self.string("Thread identifier");
+        let s_throttled =
+            (!self.throttled.is_empty()).then(|| self.string("pomptrace: not recorded from here"));
+        // Regions stopped by the budget in a run that never ended say so (the end of a run
+        // says more).
+        for (_, region) in self.throttled.clone() {
+            if (region as usize) < self.regions.len()
+                && !self.region_descriptions.contains_key(&region)
+            {
+                let id = self.string(
+                    "pomptrace: not recorded on some locations after the trace came near its \
+                     size budget",
+                );
+                self.region_descriptions.insert(region, id);
+            }
+        }
         extra.strings(&mut |text| self.string(text));
 
         defs.write(&GlobalDef::ClockProperties {
@@ -311,7 +350,11 @@ impl Definitions {
                 id: id as u32,
                 name: r.name,
                 canonical_name: r.name,
-                description: s_empty,
+                description: self
+                    .region_descriptions
+                    .get(&(id as u32))
+                    .copied()
+                    .unwrap_or(s_empty),
                 region_role: r.role,
                 paradigm: r.paradigm,
                 region_flags: RegionFlag::NONE,
@@ -354,6 +397,13 @@ impl Definitions {
             });
         }
         extra.after_comms(defs);
+        if let Some(name) = s_throttled {
+            defs.write(&GlobalDef::Parameter {
+                id: THROTTLE_PARAMETER,
+                name,
+                parameter_type: ParameterType::STRING,
+            });
+        }
         match defs.oversized() {
             0 => Ok(()),
             n => Err(format!(

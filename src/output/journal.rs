@@ -40,6 +40,7 @@ const MPI_WORLD_SIZE: u8 = 10;
 const MPI_COMMUNICATOR: u8 = 11;
 const MPI_CLOCK_OFFSET: u8 = 12;
 const PROFILING: u8 = 13;
+const THROTTLED: u8 = 14;
 
 /// The journal file's name in an experiment directory: the ranks of an MPI job share the
 /// directory, so each has its own.
@@ -395,6 +396,11 @@ pub fn encode(fact: &Fact, out: &mut Vec<u8>) {
             put_u64(b, standard_deviation.to_bits());
         }
         Fact::Profiling => put_u8(b, PROFILING),
+        Fact::Throttled { location, region } => {
+            put_u8(b, THROTTLED);
+            put_u32(b, *location);
+            put_u32(b, *region);
+        }
     });
 }
 
@@ -560,6 +566,10 @@ fn decode_body(body: &[u8]) -> DecodeResult<Fact> {
             standard_deviation: f64::from_bits(d.u64()?),
         },
         PROFILING => Fact::Profiling,
+        THROTTLED => Fact::Throttled {
+            location: d.u32()?,
+            region: d.u32()?,
+        },
         other => return d.error(format!("unknown journal record kind {other}")),
     })
 }
@@ -634,6 +644,10 @@ mod tests {
                 standard_deviation: 0.5,
             },
             Fact::Profiling,
+            Fact::Throttled {
+                location: 1,
+                region: 0,
+            },
             Fact::Clock(Sample { ticks: 70, ns: 90 }),
         ]
     }
@@ -730,5 +744,64 @@ mod tests {
         let r = replay(&claim).unwrap();
         assert_eq!(r.dropped_bytes, 104);
         assert_eq!(r.definitions.locations(), 1);
+    }
+
+    /// A run the size budget cut short and that never ended: its recovered definitions hold the
+    /// parameter its markers name and say in the region's description that it stopped.
+    #[test]
+    fn recovered_definitions_mark_what_the_budget_stopped() {
+        let mut bytes = MAGIC.to_vec();
+        for f in facts() {
+            encode(&f, &mut bytes);
+        }
+        let mut definitions = replay(&bytes).unwrap().definitions;
+        let dir = crate::test_dir("journal-throttled");
+        let _ = std::fs::remove_dir_all(dir.join("traces"));
+        let _ = std::fs::remove_file(dir.join("traces.otf2"));
+        let archive =
+            otf2::ArchiveWriter::create(&dir, "traces", ArchiveConfig::default()).unwrap();
+        let mut defs = archive.global_def_writer();
+        definitions
+            .write_global_defs(
+                &mut defs,
+                &[0],
+                1_000_000_000,
+                100,
+                &mut crate::output::metric_definitions::MetricDefinitions::named(&[]),
+            )
+            .unwrap();
+        let anchor = archive.anchor_path();
+        archive.finish(defs, &[]).unwrap();
+        let read = otf2::ArchiveReader::open(&anchor)
+            .unwrap()
+            .global_defs()
+            .unwrap();
+        let string = |id: u32| {
+            read.iter().find_map(|d| match d {
+                otf2::GlobalDef::String { id: i, string } if *i == id => Some(string.clone()),
+                _ => None,
+            })
+        };
+        let parameter = read.iter().find_map(|d| match d {
+            otf2::GlobalDef::Parameter { id, name, .. } => Some((*id, *name)),
+            _ => None,
+        });
+        let (id, name) = parameter.expect("the marker's parameter");
+        assert_eq!(id, crate::output::facts::THROTTLE_PARAMETER);
+        assert_eq!(
+            string(name).as_deref(),
+            Some("pomptrace: not recorded from here")
+        );
+        let description = read.iter().find_map(|d| match d {
+            otf2::GlobalDef::Region {
+                id: 0, description, ..
+            } => string(*description),
+            _ => None,
+        });
+        assert!(
+            description.is_some_and(|d| d.contains("size budget")),
+            "{read:?}"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

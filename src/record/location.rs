@@ -8,7 +8,8 @@ use otf2::{
     AttributeList, BackgroundSink, Event, EventWriter, Paradigm, PreparedRecords, TypedValue,
 };
 
-use crate::output::facts::THREAD_ID_ATTRIBUTE;
+use crate::output::facts::{THREAD_ID_ATTRIBUTE, THROTTLE_PARAMETER};
+use crate::record::budget::{Decision, LocationBudget, Tallies};
 
 /// One OTF2 location: its event writer and the regions open on it.
 pub struct Location {
@@ -23,6 +24,10 @@ pub struct Location {
     pub team: u32,
     /// The records of this location's last team begin and end, kept encoded.
     team_records: TeamRecords,
+    /// Visits and time of each region here, and which ones are no longer written.
+    tallies: Tallies,
+    /// This location's part of the trace-size budget (touched when a chunk is full).
+    budget: LocationBudget,
     /// The OS thread recording into this location now (debug builds check that no two do).
     #[cfg(debug_assertions)]
     writer_thread: std::sync::atomic::AtomicU32,
@@ -61,6 +66,8 @@ impl LocationCell {
             open: Vec::with_capacity(64),
             team,
             team_records: TeamRecords::default(),
+            tallies: Tallies::new(),
+            budget: LocationBudget::new(true),
             #[cfg(debug_assertions)]
             writer_thread: std::sync::atomic::AtomicU32::new(0),
         }))
@@ -75,6 +82,8 @@ impl LocationCell {
             open: Vec::new(),
             team: u32::MAX,
             team_records: TeamRecords::default(),
+            tallies: Tallies::new(),
+            budget: LocationBudget::new(false),
             #[cfg(debug_assertions)]
             writer_thread: std::sync::atomic::AtomicU32::new(0),
         }))
@@ -101,14 +110,23 @@ impl Location {
 
     /// `enter`, told by the caller whether synchronous metrics are on (the fast path knows it
     /// from the hot word).
+    ///
+    /// A region the size budget stopped (`budget.rs`) is entered as any other, open regions
+    /// and counts included; only its event is not written.
     #[inline(always)]
     pub fn enter_with(&mut self, time: u64, region: u32, metrics: bool) {
+        let write = self.tallies.slot(region).enter(time);
         if let Some(w) = self.writer.as_mut() {
-            if metrics {
-                crate::metrics::synchronous::write_synchronous(w, time);
+            if write {
+                if metrics {
+                    crate::metrics::synchronous::write_synchronous(w, time);
+                }
+                w.enter(time, region);
             }
-            w.enter(time, region);
             self.open.push(region);
+            if w.chunks_filled() != self.budget.chunks_seen {
+                self.chunk_filled(time);
+            }
         }
     }
 
@@ -120,9 +138,20 @@ impl Location {
         let Some(w) = self.writer.as_mut() else {
             return false;
         };
-        let depth = self.open.len();
-        if depth == self.open.capacity() || !w.try_enter(time, region) {
+        let Some(tally) = self.tallies.get(region) else {
             return false;
+        };
+        let depth = self.open.len();
+        if depth == self.open.capacity() {
+            return false;
+        }
+        if tally.throttled == 0 {
+            if !w.try_enter(time, region) {
+                return false;
+            }
+            tally.count_enter(time);
+        } else {
+            tally.enter(time);
         }
         // SAFETY: `depth < capacity`, checked above: the slot is allocated, and the stack grows
         // by that one initialised element (a plain `push` would keep its growth call here).
@@ -140,8 +169,19 @@ impl Location {
         let Some(w) = self.writer.as_mut() else {
             return false;
         };
-        if self.open.last() != Some(&region) || !w.try_leave(time, region) {
+        let Some(tally) = self.tallies.get(region) else {
             return false;
+        };
+        if self.open.last() != Some(&region) {
+            return false;
+        }
+        if tally.unrecorded_open == 0 {
+            if !w.try_leave(time, region) {
+                return false;
+            }
+            tally.count_leave(time);
+        } else {
+            tally.leave(time);
         }
         self.open.pop();
         true
@@ -159,11 +199,15 @@ impl Location {
     pub fn leave_with(&mut self, time: u64, region: u32, metrics: bool) {
         if self.open.last() == Some(&region) {
             self.open.pop();
-            if let Some(w) = self.writer.as_mut() {
+            let write = self.tallies.slot(region).leave(time);
+            if let (true, Some(w)) = (write, self.writer.as_mut()) {
                 if metrics {
                     crate::metrics::synchronous::write_synchronous(w, time);
                 }
                 w.leave(time, region);
+                if w.chunks_filled() != self.budget.chunks_seen {
+                    self.chunk_filled(time);
+                }
             }
         } else {
             self.leave_out_of_order(time, region);
@@ -172,10 +216,17 @@ impl Location {
 
     #[cold]
     fn leave_out_of_order(&mut self, time: u64, region: u32) {
+        if self.writer.is_none() {
+            // Nothing is written here (a location that stopped recording, or has no file):
+            // its Enters were counted, never opened.
+            self.tallies.slot(region).leave(time);
+            return;
+        }
         if let Some(depth) = self.open.iter().rposition(|&r| r == region) {
             while self.open.len() > depth {
                 let r = self.open.pop().unwrap_or(region);
-                if let Some(w) = self.writer.as_mut() {
+                let write = self.tallies.slot(r).leave(time);
+                if let (true, Some(w)) = (write, self.writer.as_mut()) {
                     if crate::metrics::synchronous::synchronous() {
                         crate::metrics::synchronous::write_synchronous(w, time);
                     }
@@ -191,13 +242,67 @@ impl Location {
         }
     }
 
-    /// Leaves every open region (end of measurement).
+    /// Leaves every open region (end of measurement). A location that stopped recording
+    /// (its budget used up) gets its writer back for what the end writes.
     pub fn close_open_regions(&mut self, time: u64) {
+        if let Some(w) = self.budget.stopped.take() {
+            self.writer = Some(w);
+        }
+        self.leave_every_open_region(time);
+    }
+
+    fn leave_every_open_region(&mut self, time: u64) {
         while let Some(r) = self.open.pop() {
-            if let Some(w) = self.writer.as_mut() {
+            let write = self.tallies.slot(r).leave(time);
+            if let (true, Some(w)) = (write, self.writer.as_mut()) {
                 w.leave(time, r);
             }
         }
+    }
+
+    /// After a chunk filled up: the budget takes it and may stop recording a region here, or
+    /// everything (see `budget.rs`); each stop is marked in the events.
+    #[cold]
+    #[inline(never)]
+    fn chunk_filled(&mut self, time: u64) {
+        let Some(filled) = self.writer.as_ref().map(|w| w.chunks_filled()) else {
+            return;
+        };
+        let decision = self.budget.on_chunk_filled(
+            filled,
+            &self.tallies,
+            &self.open,
+            time,
+            (self.number, &self.name),
+        );
+        let marker = match decision {
+            Decision::Nothing => return,
+            Decision::Throttle { region, name } => {
+                self.tallies.throttle(region);
+                name
+            }
+            Decision::Stop { marker } => marker,
+        };
+        if let Some(w) = self.writer.as_mut() {
+            w.write(
+                time,
+                None,
+                &Event::ParameterString {
+                    parameter: THROTTLE_PARAMETER,
+                    string: marker,
+                },
+            );
+        }
+        if let Decision::Stop { .. } = decision {
+            self.leave_every_open_region(time);
+            self.tallies.throttle_all();
+            self.budget.stopped = self.writer.take();
+        }
+    }
+
+    /// What the budget needs at the end: the tallies and the budget's record.
+    pub fn budget_record(&self) -> (&Tallies, &LocationBudget) {
+        (&self.tallies, &self.budget)
     }
 
     /// The writer, while the measurement runs.
@@ -268,6 +373,8 @@ impl Location {
         if !metrics && self.team_records.begin_key == (tid, team, region) {
             if let Some(w) = self.writer.as_mut() {
                 if w.write_prepared(time, &self.team_records.begin) {
+                    // Never stopped by the budget: its events carry the team's structure.
+                    self.tallies.slot(region).count_enter(time);
                     self.open.push(region);
                     return;
                 }
@@ -311,6 +418,7 @@ impl Location {
         {
             if let Some(w) = self.writer.as_mut() {
                 if w.write_prepared(time, &self.team_records.end) {
+                    self.tallies.slot(region).count_leave(time);
                     self.open.pop();
                     return;
                 }
@@ -357,6 +465,6 @@ impl Location {
 
     /// Ends recording on this location and hands back its writer.
     pub fn take_writer(&mut self) -> Option<EventWriter<BackgroundSink>> {
-        self.writer.take()
+        self.writer.take().or_else(|| self.budget.stopped.take())
     }
 }

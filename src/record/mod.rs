@@ -2,4 +2,5 @@
 //! OTF2's wire format, by the one thread that owns the location. Never locks, never allocates in
 //! the steady state, never blocks except where a full chunk must wait for a free one.
 
+pub(crate) mod budget;
 pub(crate) mod location;

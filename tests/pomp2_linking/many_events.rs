@@ -18,7 +18,14 @@ fn no_event_is_lost_with_the_smallest_chunks_and_a_million_events_per_thread() {
             &[("POMPTRACE_CHUNK_SIZE", "256K")],
         );
         assert_eq!(r.stdout(), format!("total={}\n", PER_THREAD * threads));
-        assert_eq!(r.stderr().lines().count(), 1, "{}", r.stderr());
+        // The summary line, and (on a fast machine) the note that the trace grows by more than
+        // 100 MB/s.
+        let lines = r
+            .stderr()
+            .lines()
+            .filter(|l| !l.contains("the trace grows by"))
+            .count();
+        assert_eq!(lines, 1, "{}", r.stderr());
         // The other reference reader, which is fast enough for this size.
         support::otf2_print(&["--silent"], &r.anchor(), &[]);
 

@@ -119,6 +119,7 @@ pub fn python_dump(anchor: &Path) -> String {
     String::from_utf8(out.stdout).expect("dump is UTF-8")
 }
 pub mod archives;
+pub mod budget;
 pub mod mpi;
 pub mod pomp2;
 

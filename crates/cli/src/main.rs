@@ -22,6 +22,7 @@ mod progress;
 mod recover;
 mod region_profile;
 mod region_visits;
+mod score;
 mod summary;
 mod terminal_text;
 mod trace_definitions;
@@ -48,6 +49,7 @@ pomptrace init-regions [-o FILE] OBJ_OR_LIB...
        pomptrace [--static] [--no-mpi] [--skip-uninstrumentable] COMPILER ARGS...
        pomptrace wrap --create COMPILER... [--dir DIR]
        pomptrace summary DIR|traces.otf2|profile.cubex [--top N] [--by-thread] [--csv | --json]
+       pomptrace score DIR [-r] [--filter FILE] [--suggest [--budget SIZE] -o FILE] [--csv | --json]
        pomptrace view DIR|traces.otf2|profile.cubex [-o FILE.html]
        pomptrace export --chrome ARCHIVE.otf2 [-o trace.json[.gz]]
        pomptrace recover DIR
@@ -76,6 +78,7 @@ enum Command {
     InitRegions(init_regions_command::InitRegionsArgs),
     Config(config::ConfigArgs),
     Summary(summary::SummaryArgs),
+    Score(score::ScoreArgs),
     View(view::ViewArgs),
     Export(export_chrome::ExportArgs),
     Recover(recover::RecoverArgs),
@@ -108,12 +111,13 @@ fn after_help() -> String {
 }
 
 /// The subcommands' names: any other first word that is not an option names a compiler.
-const SUBCOMMANDS: [&str; 10] = [
+const SUBCOMMANDS: [&str; 11] = [
     "init-regions",
     "wrap",
     "unify",
     "config",
     "summary",
+    "score",
     "view",
     "export",
     "recover",
@@ -154,6 +158,7 @@ fn main() -> ExitCode {
             config::run(&args, config_matches)
         }
         Command::Summary(args) => summary::run(&args),
+        Command::Score(args) => score::run(&args),
         Command::Unify(args) => unify::run(&args),
         Command::Wrap(args) => wrap::run(&args),
         Command::View(args) => view::run(&args),

@@ -228,6 +228,10 @@ impl<A: VisitSink, B: VisitSink> VisitSink for (A, B) {
         self.0.event(time);
         self.1.event(time);
     }
+    fn event_bytes(&mut self, region: Option<u32>, bytes: usize) {
+        self.0.event_bytes(region, bytes);
+        self.1.event_bytes(region, bytes);
+    }
 }
 
 /// One pass over every location of the trace.

@@ -128,6 +128,9 @@ pub trait VisitSink {
     fn mark(&mut self, _mark: Mark) {}
     /// Every event, after the visit or mark it produced (for event counts and time bounds).
     fn event(&mut self, _time: u64) {}
+    /// The bytes every event took in its chunk (see `otf2::EventReader::last_record_bytes`),
+    /// with the region of an Enter or Leave, before `event`.
+    fn event_bytes(&mut self, _region: Option<u32>, _bytes: usize) {}
 }
 
 /// Walks the events of `location`; Err(message) on a read error. `progress` is called with the
@@ -139,7 +142,7 @@ pub fn walk(
     sink: &mut impl VisitSink,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(), String> {
-    let events = match reader.events(location.id) {
+    let mut events = match reader.events(location.id) {
         Ok(events) => events,
         // A location that never recorded anything may have no event file.
         Err(_) if location.number_of_events == 0 && !reader.event_path(location.id).exists() => {
@@ -152,9 +155,14 @@ pub fn walk(
     let mut open = OpenVisits::default();
     let mut last_time = 0;
     let mut unreported = 0u64;
-    for record in events {
+    while let Some(record) = events.next() {
         let record = record.map_err(|e| e.to_string())?;
         let time = record.time;
+        let region = match record.event {
+            Event::Enter { region } | Event::Leave { region } => Some(region),
+            _ => None,
+        };
+        sink.event_bytes(region, events.last_record_bytes());
         last_time = time;
         let mark = |kind, id, detail| {
             Some(Mark {

@@ -354,7 +354,7 @@ impl Summary<'_> {
 
 /// Quotes a CSV field when it needs it (RFC 4180), its control characters escaped (a CSV is
 /// as often read in a terminal as by a program).
-fn csv_field(text: &str) -> String {
+pub(crate) fn csv_field(text: &str) -> String {
     let text = escape_controls(text);
     if text.contains([',', '"']) {
         format!("\"{}\"", text.replace('"', "\"\""))

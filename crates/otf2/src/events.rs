@@ -23,6 +23,13 @@ const REGION_EVENT_BOUND: usize = TIMESTAMP_BOUND + 1 + 5;
 /// Room for an Enter/Leave record itself (id + compressed u32).
 const U32_SINGLETON_BOUND: usize = REGION_EVENT_BOUND - TIMESTAMP_BOUND;
 
+/// Bytes an Enter or a Leave of `region` takes in an event chunk, with the TIMESTAMP record
+/// before it (every event that comes later than its predecessor has one): what a visit of the
+/// region costs a trace is twice this.
+pub fn region_event_bytes(region: u32) -> usize {
+    TIMESTAMP_BOUND + encode_u32_singleton(&mut [0; U32_SINGLETON_BOUND], event_id::ENTER, region)
+}
+
 /// Room for a record with a short payload of at most `payload_bound` bytes (< 255): id, length
 /// byte, payload.
 const fn small_bound(payload_bound: usize) -> usize {
@@ -199,6 +206,8 @@ pub struct TimedChunks<S: ChunkSink> {
     scratch: Vec<u8>,
     clamped_timestamps: u64,
     oversized: u64,
+    /// Full chunks handed to the sink so far.
+    chunks_filled: u64,
 }
 
 impl<S: ChunkSink> TimedChunks<S> {
@@ -223,6 +232,7 @@ impl<S: ChunkSink> TimedChunks<S> {
             scratch: Vec::with_capacity(64),
             clamped_timestamps: 0,
             oversized: 0,
+            chunks_filled: 0,
         };
         s.start_chunk();
         s
@@ -258,6 +268,12 @@ impl<S: ChunkSink> TimedChunks<S> {
     pub fn chunk_fill(&self) -> usize {
         self.pos
     }
+    /// Full chunks handed to the sink so far (the last, partial one at `finish` not counted): a
+    /// producer that compares it with the count it saw last learns, off its fast path, that a
+    /// chunk was filled.
+    pub fn chunks_filled(&self) -> u64 {
+        self.chunks_filled
+    }
 
     fn start_chunk(&mut self) {
         self.events_before_chunk = self.events;
@@ -279,6 +295,7 @@ impl<S: ChunkSink> TimedChunks<S> {
         let full = std::mem::replace(&mut self.chunk, ChunkBuffer::empty());
         let len = full.len();
         self.chunk = self.sink.submit(full, len);
+        self.chunks_filled += 1;
         self.start_chunk();
         if let Some(stop_time) = self.sink.stall_end() {
             self.timestamp(time);
@@ -599,6 +616,13 @@ impl<S: ChunkSink> EventWriter<S> {
     /// Events left out because they are larger than a chunk.
     pub fn oversized_events(&self) -> u64 {
         self.chunks.oversized_records()
+    }
+    /// Full chunks handed to the sink so far (see `TimedChunks::chunks_filled`).
+    pub fn chunks_filled(&self) -> u64 {
+        self.chunks.chunks_filled()
+    }
+    pub fn chunk_size(&self) -> usize {
+        self.chunks.chunk_size()
     }
     pub fn sink(&self) -> &S {
         self.chunks.sink()

@@ -243,6 +243,14 @@ pub struct EventReader {
     failed: bool,
 }
 
+impl EventReader {
+    /// Bytes the last event read takes in its chunk: the record with its TIMESTAMP and
+    /// attribute list, if it has them (chunk headers and END_OF_CHUNK padding not counted).
+    pub fn last_record_bytes(&self) -> usize {
+        self.file.record_bytes
+    }
+}
+
 impl Iterator for EventReader {
     type Item = ReadResult<EventRecord>;
 
@@ -289,6 +297,8 @@ struct ChunkedFile {
     ended: bool,
     time: u64,
     attributes: Option<AttributeList>,
+    /// Bytes of the last record returned, with its TIMESTAMP and attribute list.
+    record_bytes: usize,
 }
 
 impl ChunkedFile {
@@ -314,6 +324,7 @@ impl ChunkedFile {
             ended: false,
             time: 0,
             attributes: None,
+            record_bytes: 0,
         };
         s.load_chunk(0)?;
         Ok(s)
@@ -370,6 +381,7 @@ impl ChunkedFile {
         kind: RecordKind,
         decode: impl Fn(u8, &mut Decoder) -> DecodeResult<T>,
     ) -> ReadResult<Option<(u64, AttributeList, T)>> {
+        let mut bytes = 0;
         loop {
             if self.ended {
                 return Ok(None);
@@ -416,6 +428,7 @@ impl ChunkedFile {
                     let mut d = self.decoder(at + 1);
                     self.time = d.u64().map_err(|e| ReadError::decode(&self.path, e))?;
                     self.pos = at + 9;
+                    bytes += 9;
                     if self.pos < self.len && self.buf[self.pos] == TIMESTAMP {
                         return self.err(self.pos, "two TIMESTAMP records in a row");
                     }
@@ -429,6 +442,7 @@ impl ChunkedFile {
                         return self.err(at, "two attribute lists before one record");
                     }
                     self.attributes = Some(list);
+                    bytes += end - at;
                     self.pos = end;
                     continue;
                 }
@@ -466,6 +480,7 @@ impl ChunkedFile {
                         }
                     };
                     self.pos = end;
+                    self.record_bytes = bytes + end - at;
                     let attributes = self.attributes.take().unwrap_or_default();
                     return Ok(Some((self.time, attributes, record)));
                 }
@@ -500,5 +515,50 @@ impl ChunkedFile {
         let start = at + d.pos();
         let payload = d.sub(len as usize).map_err(wrap)?;
         Ok((payload, start + len as usize))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{region_event_bytes, EventWriter, VecSink};
+
+    /// The bytes the reader says each event took add up to the file's bytes less its chunk
+    /// header and END_OF_FILE/END_OF_BUFFER; an Enter or Leave at a later time takes what
+    /// `region_event_bytes` says.
+    #[test]
+    fn record_bytes_add_up_to_the_file() {
+        let mut w = EventWriter::new(1 << 16, VecSink::default());
+        let regions = [0u32, 127, 128, 70_000, u32::MAX - 1];
+        for (i, &region) in regions.iter().enumerate() {
+            let t = 10 * i as u64 + 1;
+            w.enter(t, region);
+            // Same time: no TIMESTAMP of its own.
+            w.leave(t, region);
+            w.thread_team_begin_with_u64_attribute(t + 1, 3, 0, 77);
+        }
+        let (sink, result) = w.finish();
+        result.unwrap();
+        let dir = crate::test_dir("record-bytes");
+        let path = dir.join("0.evt");
+        std::fs::write(&path, &sink.bytes).unwrap();
+        let mut events = read_event_file(&path, 1 << 16).unwrap();
+        let mut total = 0;
+        let mut index = 0;
+        while let Some(record) = events.next() {
+            let record = record.unwrap();
+            let bytes = events.last_record_bytes();
+            total += bytes;
+            match (index % 3, record.event) {
+                (0, Event::Enter { region }) => assert_eq!(bytes, region_event_bytes(region)),
+                (1, Event::Leave { region }) => assert_eq!(bytes, region_event_bytes(region) - 9),
+                (2, Event::ThreadTeamBegin { .. }) => assert!(bytes > 9 + 2),
+                (_, other) => panic!("unexpected {other:?}"),
+            }
+            index += 1;
+        }
+        assert_eq!(index, 3 * regions.len());
+        assert_eq!(total, sink.bytes.len() - CHUNK_HEADER_LEN - 2);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
