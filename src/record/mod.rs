@@ -3,3 +3,4 @@
 //! the steady state, never blocks except where a full chunk must wait for a free one.
 
 pub(crate) mod location;
+pub(crate) mod profile;
