@@ -12,6 +12,7 @@ pub mod background;
 pub mod chunk;
 pub mod chunk_buffer;
 pub mod chunk_file;
+pub mod cube;
 pub mod defs;
 pub mod events;
 pub mod reader;
