@@ -8,7 +8,7 @@
 //!
 //! ```no_run
 //! # fn main() -> std::io::Result<()> {
-//! use pomptrace::otf2::cube::*;
+//! use otf2::cube::*;
 //! let profile = Profile {
 //!     attributes: vec![("Creator".into(), "me".into()), ("CUBE_CT_AGGR".into(), "SUM".into())],
 //!     metrics: Metric::scorep_defaults().to_vec(),
