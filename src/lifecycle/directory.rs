@@ -53,6 +53,7 @@ fn claim(
     dir: &Path,
     job: Option<&launcher::JobRank>,
     archive_config: ArchiveConfig,
+    profile_only: bool,
 ) -> Result<ArchiveWriter, Unusable> {
     let rank = job.map(|job| job.rank);
     let created = match rank {
@@ -72,6 +73,10 @@ fn claim(
         Ok(_) if job.is_some_and(|job| job::part_written(dir, job)) => Err(Unusable::Taken(
             "already holds this rank's part of another job's trace".into(),
         )),
+        // A run without a trace has no anchor to say it finished: its profile does.
+        Ok(_) if profile_only && dir.join(otf2::profile_unify::PROFILE_FILE).is_file() => {
+            Err(Unusable::Taken("already holds a profile".into()))
+        }
         Ok(archive) => Ok(archive),
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
             Err(Unusable::Taken(format!("is {e}")))
@@ -93,6 +98,7 @@ pub(crate) fn open_archive(
     archive_config: ArchiveConfig,
 ) -> Result<(PathBuf, ArchiveWriter), String> {
     let pid = std::process::id();
+    let profile_only = config.profiling && !config.tracing;
     let default_name = match job {
         Some(job) => job::default_directory_name(program, job),
         None => format!("pomptrace-{program}-{}-{pid}", local_timestamp()),
@@ -103,13 +109,13 @@ pub(crate) fn open_archive(
             .clone()
             .unwrap_or_else(|| PathBuf::from(&default_name)),
     );
-    let first = match claim(&wanted, job, archive_config.clone()) {
+    let first = match claim(&wanted, job, archive_config.clone(), profile_only) {
         Ok(a) => return Ok((wanted, a)),
         Err(Unusable::Taken(why)) => {
             // The ranks of a job give way together, to a directory they all name alike.
             let suffix = job.map_or_else(|| pid.to_string(), job::directory_suffix);
             let own = PathBuf::from(format!("{}-{suffix}", wanted.display()));
-            match claim(&own, job, archive_config.clone()) {
+            match claim(&own, job, archive_config.clone(), profile_only) {
                 Ok(a) => {
                     warn(&format!(
                         "{} {why}; writing this trace to {} instead",
@@ -125,7 +131,7 @@ pub(crate) fn open_archive(
         Err(Unusable::Failed(e)) => e.to_string(),
     };
     let fallback = absolute(std::env::temp_dir().join(&default_name));
-    match claim(&fallback, job, archive_config) {
+    match claim(&fallback, job, archive_config, profile_only) {
         Ok(a) => {
             warn(&format!(
                 "cannot write the trace to {} ({first}); writing it to {} instead",

@@ -198,14 +198,12 @@ impl Location {
             },
             None => None,
         };
-        match self.writer.as_mut() {
-            Some(w) => {
-                if !w.try_enter(time, region) {
-                    return false;
-                }
-            }
-            None if node.is_none() => return false,
-            None => {}
+        let recorded = match self.writer.as_mut() {
+            Some(w) => w.try_enter(time, region),
+            None => node.is_some(),
+        };
+        if !recorded {
+            return false;
         }
         if let (Some(p), Some(node)) = (self.profile.as_mut(), node) {
             p.enter_simple(time, node);

@@ -469,9 +469,9 @@ impl Profile {
         });
         if n != 0 {
             let offsets = &self.segment_metrics[top * 2 * n..top * 2 * n + n];
-            for i in 0..n {
+            for (i, offset) in offsets.iter().enumerate() {
                 let value = values.get(i).copied().unwrap_or(0);
-                self.frame_metrics.push(value.wrapping_sub(offsets[i]));
+                self.frame_metrics.push(value.wrapping_sub(*offset));
             }
         }
     }

@@ -23,6 +23,7 @@ mod region_visits;
 mod summary;
 mod trace_definitions;
 mod unify;
+mod unify_profile;
 mod view;
 
 use std::ffi::OsString;

@@ -1,7 +1,8 @@
 //! `pomptrace unify DIR`: merges the definitions that the ranks of an MPI job wrote into their
 //! shared experiment directory (`DIR/ranks/`) into `DIR/traces.otf2`. The last rank to finish
 //! does this by itself; the command is for a job that ended before (killed, or a rank failed):
-//! it unifies whatever parts were written and names the ranks that are missing.
+//! it unifies whatever parts were written and names the ranks that are missing. The ranks'
+//! profile parts, when the job was profiled, are merged too (`unify_profile.rs`).
 
 use std::path::PathBuf;
 
@@ -20,8 +21,14 @@ pub struct UnifyArgs {
 }
 
 pub fn run(args: &UnifyArgs) -> Result<(), Failure> {
+    let profile = crate::unify_profile::pending(&args.dir);
+    let profile_only = profile && !has_trace_parts(&args.dir);
     let anchor = args.dir.join("traces.otf2");
-    if anchor.exists() {
+    if anchor.exists() || profile_only {
+        if profile {
+            let out = crate::unify_profile::unify(&args.dir).map_err(Failure::Error)?;
+            return print_stdout(&out);
+        }
         return Err(Failure::Error(format!(
             "{} exists: the job is already unified",
             anchor.display()
@@ -48,5 +55,18 @@ pub fn run(args: &UnifyArgs) -> Result<(), Failure> {
             summary.skipped_definitions
         ));
     }
+    if profile {
+        out.push_str(&crate::unify_profile::unify(&args.dir).map_err(Failure::Error)?);
+    }
     print_stdout(&out)
+}
+
+/// Whether the ranks wrote trace definitions (`DIR/ranks/<rank>.otf2`): not when the job ran
+/// without tracing.
+fn has_trace_parts(dir: &std::path::Path) -> bool {
+    std::fs::read_dir(dir.join(PARTS_DIR)).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".otf2"))
+    })
 }

@@ -15,6 +15,7 @@ pub mod chunk_file;
 pub mod cube;
 pub mod defs;
 pub mod events;
+pub mod profile_unify;
 pub mod reader;
 pub mod records;
 pub mod recovery;
