@@ -404,3 +404,56 @@ fn the_caps_fold_deep_and_new_call_paths_and_say_how_many() {
     );
     check(&bad, true);
 }
+
+#[test]
+fn metric_sums_are_inclusive_per_call_path() {
+    let scratch = Scratch::new("profile-metrics");
+    let exe = build(&scratch, "task_fib.c", &[]);
+    let dir = scratch.join("run");
+    run_profiled(&exe, &[], 2, &dir, &[("POMPTRACE_METRICS", "task-clock")]);
+    // Visits and time still agree with the trace (the general path, with metrics).
+    check(&dir, true);
+    let out = run(Command::new("/usr/bin/python3")
+        .arg(repo_root().join("tests/support/profile_check.py"))
+        .args(["--metric", "task_clock"])
+        .arg(dir.join("profile.cubex")));
+    let text = String::from_utf8(out.stdout).unwrap();
+    // (location, path) -> task-clock nanoseconds.
+    let values: BTreeMap<(String, String), u64> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("PATH\t"))
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            (
+                (format!("{}/{}", f[0], f[1]), f[4].to_string()),
+                f[5].parse().unwrap(),
+            )
+        })
+        .collect();
+    let root = values
+        .iter()
+        .find(|((l, p), _)| l.ends_with("/Master thread") && !p.contains(" / "))
+        .map(|(_, v)| *v)
+        .unwrap();
+    assert!(
+        root > 0,
+        "the program's root sums its children's task-clock"
+    );
+    // A call path's metric includes its children's: no exclusive value below zero.
+    for ((location, path), value) in &values {
+        let children: u64 = values
+            .iter()
+            .filter(|((l, p), _)| {
+                l == location
+                    && p.strip_prefix(path.as_str())
+                        .and_then(|rest| rest.strip_prefix(" / "))
+                        .is_some_and(|rest| !rest.contains(" / "))
+            })
+            .map(|(_, v)| *v)
+            .sum();
+        assert!(
+            children <= *value,
+            "{location} {path}: {value} < children {children}"
+        );
+    }
+}

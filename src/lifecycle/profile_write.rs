@@ -48,6 +48,9 @@ struct Stats {
     metrics: Vec<u64>,
     /// Visited by the location itself (not only the sum of its children).
     measured: bool,
+    /// Its metrics were read at its Enters and Leaves (the program's root, visited for the
+    /// whole measurement, has no reading: it takes its children's sums).
+    metrics_measured: bool,
 }
 
 impl Stats {
@@ -59,6 +62,7 @@ impl Stats {
             max: 0,
             metrics: vec![0; metrics],
             measured,
+            metrics_measured: measured,
         }
     }
 
@@ -181,6 +185,7 @@ fn merge(locations: &[LocationProfile], metrics: usize, program: Option<(u32, u6
                     ticks,
                     min: ticks,
                     max: ticks,
+                    metrics_measured: false,
                     ..Stats::empty(metrics, true)
                 },
             );
@@ -198,6 +203,7 @@ fn merge(locations: &[LocationProfile], metrics: usize, program: Option<(u32, u6
                     max: node.max,
                     metrics: profile.node_metrics(n).to_vec(),
                     measured: true,
+                    metrics_measured: true,
                 };
                 values
                     .entry(c)
@@ -222,6 +228,10 @@ fn merge(locations: &[LocationProfile], metrics: usize, program: Option<(u32, u6
                 .or_insert_with(|| Stats::empty(metrics, false));
             if !slot.measured {
                 slot.add(&stats);
+            } else if !slot.metrics_measured {
+                for (sum, value) in slot.metrics.iter_mut().zip(&stats.metrics) {
+                    *sum = sum.wrapping_add(*value);
+                }
             }
         }
         merged.values.push(values);

@@ -4,9 +4,10 @@ Enters the trace has on that call path, and its time the sum of the trace's incl
 (Leave - Enter, in seconds of the trace's clock: exactly, as the same integer sum over the same
 resolution).
 
-Usage: /usr/bin/python3 tests/support/profile_check.py [TRACE.otf2] PROFILE.cubex
+Usage: /usr/bin/python3 tests/support/profile_check.py [--metric NAME] [TRACE.otf2] PROFILE.cubex
 
-Without a trace, only the profile is read (and printed).
+Without a trace, only the profile is read (and printed); with --metric, each line of the table
+ends with that metric's value.
 
 Call paths are rebuilt from the trace independently of the runtime, by the rules the profile
 documents (src/record/profile.rs):
@@ -206,12 +207,15 @@ def trace_stats(anchor):
         return result, resolution, program
 
 
-def profile_stats(path):
-    """{(group name, location name): {path: [visits, seconds]}} from the profile."""
+def profile_stats(path, metric=None):
+    """{(group name, location name): {path: [visits, seconds(, metric)]}} from the profile."""
     result = {}
     with CubexParser(path) as cube:
         visits = cube.get_metric_values(cube.get_metric_by_name("visits"))
         time = cube.get_metric_values(cube.get_metric_by_name("time"))
+        extra = None
+        if metric is not None:
+            extra = cube.get_metric_values(cube.get_metric_by_name(metric))
         columns = []
         for group in cube._anchor_result.system_tree_nodes[0].all_location_groups():
             for location in group._locations:
@@ -222,20 +226,26 @@ def profile_stats(path):
             cnode, path = stack.pop()
             v = visits.cnode_values(cnode)
             s = time.cnode_values(cnode)
+            m = extra.cnode_values(cnode) if extra is not None else None
             for column, key in columns:
                 if v[column] != 0 or s[column] != 0.0:
-                    result.setdefault(key, {})[path] = [int(v[column]), float(s[column])]
+                    row = [int(v[column]), float(s[column])]
+                    if m is not None:
+                        row.append(int(m[column]))
+                    result.setdefault(key, {})[path] = row
             for child in cnode.get_children():
                 stack.append((child, path + (cube.get_region(child).name,)))
     return result
 
 
-def main(anchor, cubex):
-    profile = profile_stats(cubex)
+def main(anchor, cubex, metric=None):
+    profile = profile_stats(cubex, metric)
     for location in sorted(profile):
-        for path, (visits, seconds) in sorted(profile[location].items()):
-            print("PATH\t%s\t%s\t%d\t%r\t%s" % (
-                location[0], location[1], visits, seconds, " / ".join(path)))
+        for path, row in sorted(profile[location].items()):
+            print("PATH\t%s\t%s\t%d\t%r\t%s%s" % (
+                location[0], location[1], row[0], row[1], " / ".join(path),
+                "".join("\t%d" % x for x in row[2:])))
+        profile[location] = {path: row[:2] for path, row in profile[location].items()}
     if anchor is None:
         return
     trace, resolution, program = trace_stats(anchor)
@@ -259,9 +269,14 @@ def main(anchor, cubex):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 2:
-        main(None, sys.argv[1])
-    elif len(sys.argv) == 3:
-        main(sys.argv[1], sys.argv[2])
+    args = sys.argv[1:]
+    metric = None
+    if args[:1] == ["--metric"] and len(args) >= 2:
+        metric = args[1]
+        args = args[2:]
+    if len(args) == 1:
+        main(None, args[0], metric)
+    elif len(args) == 2:
+        main(args[0], args[1], metric)
     else:
-        sys.exit("usage: profile_check.py [TRACE.otf2] PROFILE.cubex")
+        sys.exit("usage: profile_check.py [--metric NAME] [TRACE.otf2] PROFILE.cubex")
