@@ -236,19 +236,19 @@ impl Location {
             }
         }
         if let Some(p) = self.profile.as_mut() {
-            p.leave_simple(time);
+            p.leave_simple(time, region);
         }
         self.open.pop();
         true
     }
 
-    /// The profile's Leave of the innermost open region (`values`: the synchronous metrics
-    /// read with it, if any).
+    /// The profile's Leave of the innermost open region, `region` (`values`: the synchronous
+    /// metrics read with it, if any).
     #[inline(always)]
-    fn profile_leave(&mut self, time: u64, values: &[u64]) {
+    fn profile_leave(&mut self, time: u64, region: u32, values: &[u64]) {
         if let Some(p) = self.profile.as_mut() {
             if values.is_empty() && p.simple_leave(time) {
-                p.leave_simple(time);
+                p.leave_simple(time, region);
             } else {
                 p.leave(time, values);
             }
@@ -274,7 +274,7 @@ impl Location {
             if let Some(w) = self.writer.as_mut() {
                 w.leave(time, region);
             }
-            self.profile_leave(time, &[]);
+            self.profile_leave(time, region, &[]);
         } else {
             self.leave_out_of_order(time, region);
         }
@@ -294,7 +294,7 @@ impl Location {
             crate::metrics::synchronous::write_values(w, time, &values[..n]);
             w.leave(time, region);
         }
-        self.profile_leave(time, &values[..n]);
+        self.profile_leave(time, region, &values[..n]);
     }
 
     #[cold]
@@ -310,7 +310,7 @@ impl Location {
                 if let Some(w) = self.writer.as_mut() {
                     w.leave(time, r);
                 }
-                self.profile_leave(time, &[]);
+                self.profile_leave(time, r, &[]);
             }
         } else {
             crate::base::diagnostics::warn_once(&format!("unbalanced-leave {region}"), || {
@@ -327,7 +327,7 @@ impl Location {
             if let Some(w) = self.writer.as_mut() {
                 w.leave(time, r);
             }
-            self.profile_leave(time, &[]);
+            self.profile_leave(time, r, &[]);
         }
     }
 
@@ -452,7 +452,7 @@ impl Location {
             if let Some(w) = self.writer.as_mut() {
                 if w.write_prepared(time, &self.team_records.end) {
                     self.open.pop();
-                    self.profile_leave(time, &[]);
+                    self.profile_leave(time, region, &[]);
                     return;
                 }
             }

@@ -101,17 +101,37 @@ pub(crate) struct Folded {
 }
 
 /// A location's profile (see the module documentation).
+///
+/// The running segment's state and the current node's likely next child are plain fields, so
+/// that the common Enter and Leave read no chain of pointers: a compare of the region against
+/// `hot_region` finds the node, and the rest are stores.
 pub(crate) struct Profile {
+    frames: Vec<Frame>,
+    /// The running segment (the top of the stack).
+    top: Segment,
+    /// A child of `top.current` and its region (NONE: none known): what an Enter of that
+    /// region finds without a lookup.
+    hot_node: u32,
+    hot_region: u32,
+    /// The latest time seen: a time read earlier on another CPU counts as this one (the trace
+    /// records it so too).
+    last: u64,
+    /// Enters and Leaves may take the simple paths: no metrics and nothing folded open.
+    simple: bool,
+    /// A simple Leave needs more frames than this (a task's first frame ends the task).
+    leave_floor: u32,
     nodes: Vec<Node>,
     /// `metrics` inclusive sums per node, node after node.
     node_metrics: Vec<u64>,
     /// (parent, region) -> child, open addressing; grows with the nodes.
     children: ChildTable,
-    frames: Vec<Frame>,
     /// `metrics` start values per frame (already less the segment's metric offsets).
     frame_metrics: Vec<u64>,
-    segments: Vec<Segment>,
-    /// Per segment: `metrics` offsets, then `metrics` values at its suspension.
+    /// The segments below the running one (the implicit task's first), suspended or waiting
+    /// for the tasks above to end.
+    below: Vec<Segment>,
+    /// Per segment (the running one last): `metrics` offsets, then `metrics` values at its
+    /// suspension.
     segment_metrics: Vec<u64>,
     /// Per team level, the segment that is its implicit task (see the module documentation).
     bases: Vec<u32>,
@@ -121,9 +141,6 @@ pub(crate) struct Profile {
     last_thread_start: usize,
     /// The root entered last (roots have no parent to hold a hot child).
     hot_root: u32,
-    /// The latest time seen: a time read earlier on another CPU counts as this one (the trace
-    /// records it so too).
-    last: u64,
     metrics: usize,
     max_nodes: usize,
     max_depth: u16,
@@ -135,8 +152,20 @@ pub(crate) struct Profile {
 const INITIAL_NODES: usize = 256;
 /// Frames reserved up front (a location rarely has more regions open at once).
 const INITIAL_FRAMES: usize = 64;
-/// Nesting levels of teams reserved up front.
+/// Nesting levels of teams and of tasks suspended on one location reserved up front.
 const INITIAL_LEVELS: usize = 8;
+
+impl Segment {
+    const fn new(start: u32, current: u32) -> Self {
+        Self {
+            start,
+            current,
+            offset: 0,
+            suspended_at: 0,
+            folded: 0,
+        }
+    }
+}
 
 impl Profile {
     /// An empty profile keeping at most `max_nodes` call paths of at most `max_depth`
@@ -144,29 +173,26 @@ impl Profile {
     pub fn new(max_nodes: u32, max_depth: u32, metrics: usize) -> Self {
         let max_nodes = (max_nodes as usize).clamp(1, NONE as usize - 2);
         let initial = INITIAL_NODES.min(max_nodes);
+        let mut bases = Vec::with_capacity(INITIAL_LEVELS);
+        bases.push(0);
         Self {
+            frames: Vec::with_capacity(INITIAL_FRAMES),
+            top: Segment::new(0, NONE),
+            hot_node: NONE,
+            hot_region: NONE,
+            last: 0,
+            simple: metrics == 0,
+            leave_floor: 0,
             nodes: Vec::with_capacity(initial),
             node_metrics: Vec::with_capacity(initial * metrics),
             children: ChildTable::new(),
-            frames: Vec::with_capacity(INITIAL_FRAMES),
             frame_metrics: Vec::with_capacity(INITIAL_FRAMES * metrics),
-            segments: vec![Segment {
-                start: 0,
-                current: NONE,
-                offset: 0,
-                suspended_at: 0,
-                folded: 0,
-            }],
+            below: Vec::with_capacity(INITIAL_LEVELS),
             segment_metrics: vec![0; 2 * metrics],
-            bases: {
-                let mut bases = Vec::with_capacity(INITIAL_LEVELS);
-                bases.push(0);
-                bases
-            },
+            bases,
             thread_starts: Vec::new(),
             last_thread_start: 0,
             hot_root: NONE,
-            last: 0,
             metrics,
             max_nodes,
             max_depth: max_depth.clamp(1, u16::MAX as u32) as u16,
@@ -179,37 +205,23 @@ impl Profile {
     /// the last. None otherwise (then `enter` does it). Changes nothing.
     #[inline(always)]
     pub fn simple_enter(&self, time: u64, region: u32) -> Option<u32> {
-        let top = self.top();
-        if self.metrics != 0
-            || top.folded != 0
-            || self.frames.len() == self.frames.capacity()
-            || time < self.last
-        {
-            return None;
-        }
-        let hot = match top.current {
-            NONE => self.hot_root,
-            parent => self.nodes.get(parent as usize)?.hot_child,
-        };
-        self.nodes
-            .get(hot as usize)
-            .filter(|n| n.region == region && n.kind == Kind::Region)
-            .map(|_| hot)
+        (self.simple
+            && region == self.hot_region
+            && self.frames.len() != self.frames.capacity()
+            && time >= self.last)
+            .then_some(self.hot_node)
     }
 
     /// The Enter for `node` as `simple_enter` found it. Calls nothing.
     #[inline(always)]
     pub fn enter_simple(&mut self, time: u64, node: u32) {
         self.last = time;
-        let top = self.segments.len() - 1;
-        // SAFETY: the base segment is never removed, so `top` indexes a segment.
-        let segment = unsafe { self.segments.get_unchecked_mut(top) };
         let frame = Frame {
             node,
-            restore: segment.current,
-            start: time.wrapping_sub(segment.offset),
+            restore: self.top.current,
+            start: time.wrapping_sub(self.top.offset),
         };
-        segment.current = node;
+        self.top.current = node;
         let depth = self.frames.len();
         // SAFETY: `simple_enter` checked that `depth < capacity`; the stack grows by that one
         // initialised element (a plain `push` would keep its growth call here).
@@ -217,39 +229,43 @@ impl Profile {
             self.frames.as_mut_ptr().add(depth).write(frame);
             self.frames.set_len(depth + 1);
         }
+        // The next Enter's guess: the child entered from here last time. Nothing waits for
+        // these loads.
+        // SAFETY: `hot_node` is a node of this arena, and so is any node's hot child.
+        unsafe {
+            let hot = self.nodes.get_unchecked(node as usize).hot_child;
+            self.hot_node = hot;
+            self.hot_region = match self.nodes.get(hot as usize) {
+                Some(child) => child.region,
+                None => NONE,
+            };
+        }
     }
 
     /// Whether the next Leave is simple: it pops a frame of the running segment that is not a
     /// task's first, not folded, without metrics, and `time` is not earlier than the last.
     #[inline(always)]
     pub fn simple_leave(&self, time: u64) -> bool {
-        let Some(frame) = self.frames.last() else {
-            return false;
-        };
-        let top = self.top();
-        self.metrics == 0
-            && frame.node != NONE
-            && time >= self.last
-            && (self.segments.len() == 1 || self.frames.len() - 1 > top.start as usize)
+        self.simple && self.frames.len() > self.leave_floor as usize && time >= self.last
     }
 
-    /// The Leave `simple_leave` allowed. Calls nothing.
+    /// The Leave `simple_leave` allowed, of a region of id `region`. Calls nothing.
     #[inline(always)]
-    pub fn leave_simple(&mut self, time: u64) {
+    pub fn leave_simple(&mut self, time: u64, region: u32) {
         self.last = time;
         let depth = self.frames.len() - 1;
-        // SAFETY: `simple_leave` saw a last frame; the base segment is never removed.
-        let (frame, segment) = unsafe {
+        // SAFETY: `simple_leave` saw more frames than `leave_floor` >= 0.
+        let frame = unsafe {
             self.frames.set_len(depth);
-            let top = self.segments.len() - 1;
-            (
-                *self.frames.as_ptr().add(depth),
-                self.segments.get_unchecked_mut(top),
-            )
+            *self.frames.as_ptr().add(depth)
         };
-        segment.current = frame.restore;
-        let inclusive = time.wrapping_sub(segment.offset).wrapping_sub(frame.start);
-        // SAFETY: a frame's node (not NONE, checked by `simple_leave`) is a node of this arena.
+        self.top.current = frame.restore;
+        // The region just left is a child of the node now current.
+        self.hot_node = frame.node;
+        self.hot_region = region;
+        let inclusive = time.wrapping_sub(self.top.offset).wrapping_sub(frame.start);
+        // SAFETY: a frame's node (not NONE: nothing is folded while `simple`) is a node of
+        // this arena.
         let node = unsafe { self.nodes.get_unchecked_mut(frame.node as usize) };
         node.visits += 1;
         node.time += inclusive;
@@ -261,14 +277,14 @@ impl Profile {
     /// (`metrics` of them).
     pub fn enter(&mut self, time: u64, region: u32, values: &[u64]) {
         let time = self.clamp(time);
-        let top = self.segments.len() - 1;
-        let node = if self.segments[top].folded != 0 {
+        let node = if self.top.folded != 0 {
             self.folded.depth += 1;
             None
         } else {
-            self.child(self.segments[top].current, region, Kind::Region)
+            self.child(self.top.current, region, Kind::Region)
         };
         self.push_frame(time, node, values);
+        self.refresh();
     }
 
     /// The begin of an explicit task whose task region is `region` (the Enter of that region):
@@ -277,27 +293,27 @@ impl Profile {
     pub fn begin_task(&mut self, time: u64, region: u32, values: &[u64]) {
         let time = self.clamp(time);
         let base = self.base();
-        if self.segments.len() - 1 > base {
+        let running = self.below.len();
+        if running > base {
             self.suspend_top(time, values);
         }
-        let parent = self.segments[base].current;
-        let node = if self.segments[base].folded != 0 {
+        let (parent, folded) = {
+            let b = self.segment(base);
+            (b.current, b.folded)
+        };
+        let node = if folded != 0 {
             self.folded.depth += 1;
             None
         } else {
             self.child(parent, region, Kind::Region)
         };
-        self.segments.push(Segment {
-            start: self.frames.len() as u32,
-            current: parent,
-            offset: 0,
-            suspended_at: 0,
-            folded: 0,
-        });
+        let task = Segment::new(self.frames.len() as u32, parent);
+        self.below.push(std::mem::replace(&mut self.top, task));
         let n = self.metrics;
         self.segment_metrics
             .extend(std::iter::repeat(0).take(2 * n));
         self.push_frame(time, node, values);
+        self.refresh();
     }
 
     /// A Leave at `time` (of the innermost open region: the caller keeps the open regions);
@@ -309,13 +325,12 @@ impl Profile {
         let time = self.clamp(time);
         let n = self.metrics;
         let depth = self.frames.len();
-        let top = self.segments.len() - 1;
-        let segment = self.segments[top];
-        self.segments[top].current = frame.restore;
+        let top = self.below.len();
+        self.top.current = frame.restore;
         if frame.node == NONE {
-            self.segments[top].folded = segment.folded.saturating_sub(1);
+            self.top.folded = self.top.folded.saturating_sub(1);
         } else {
-            let inclusive = time.wrapping_sub(segment.offset).wrapping_sub(frame.start);
+            let inclusive = time.wrapping_sub(self.top.offset).wrapping_sub(frame.start);
             let node = &mut self.nodes[frame.node as usize];
             node.visits += 1;
             node.time += inclusive;
@@ -332,22 +347,25 @@ impl Profile {
             }
         }
         self.frame_metrics.truncate(depth * n);
-        if top > 0 && depth == segment.start as usize {
+        if top > 0 && depth == self.top.start as usize {
             self.end_task(time, values);
         }
+        self.refresh();
     }
 
     /// The end of the running explicit task (its region was left): the task below resumes.
     fn end_task(&mut self, time: u64, values: &[u64]) {
-        self.segments.pop();
+        let Some(below) = self.below.pop() else {
+            return;
+        };
+        self.top = below;
         let n = self.metrics;
-        self.segment_metrics.truncate(self.segments.len() * 2 * n);
-        let top = self.segments.len() - 1;
+        let top = self.below.len();
+        self.segment_metrics.truncate((top + 1) * 2 * n);
         if top <= self.base() {
             return;
         }
-        let segment = &mut self.segments[top];
-        segment.offset += time.saturating_sub(segment.suspended_at);
+        self.top.offset += time.saturating_sub(self.top.suspended_at);
         if n != 0 {
             let (offsets, suspended) =
                 self.segment_metrics[top * 2 * n..top * 2 * n + 2 * n].split_at_mut(n);
@@ -361,7 +379,7 @@ impl Profile {
     /// The location begins work in a team: the task it runs now is that team's implicit task.
     #[inline(always)]
     pub fn team_begin(&mut self) {
-        self.bases.push((self.segments.len() - 1) as u32);
+        self.bases.push(self.below.len() as u32);
     }
 
     /// The location's work in its innermost team ends.
@@ -376,21 +394,46 @@ impl Profile {
     /// task below it).
     fn base(&self) -> usize {
         let base = self.bases.last().copied().unwrap_or(0) as usize;
-        base.min(self.segments.len() - 1)
+        base.min(self.below.len())
+    }
+
+    /// Segment `index` (0: the implicit task's; `below.len()`: the running one).
+    fn segment(&self, index: usize) -> &Segment {
+        self.below.get(index).unwrap_or(&self.top)
+    }
+
+    /// Recomputes what the simple paths read, after anything but them changed the state.
+    fn refresh(&mut self) {
+        self.simple = self.metrics == 0 && self.top.folded == 0;
+        self.leave_floor = if self.below.is_empty() {
+            0
+        } else {
+            self.top.start + 1
+        };
+        let hot = match self.top.current {
+            NONE => self.hot_root,
+            parent => self.nodes[parent as usize].hot_child,
+        };
+        self.hot_node = hot;
+        self.hot_region = match self.nodes.get(hot as usize) {
+            Some(child) if child.kind == Kind::Region => child.region,
+            _ => NONE,
+        };
     }
 
     /// A team member other than thread 0 starts working in a team forked at `path` (the
     /// forking location's [`current_path`](Self::current_path)): what it records until the
     /// next one hangs under that call path. Only on an idle location (nothing open).
     pub fn thread_start(&mut self, path: u64) {
-        if !self.frames.is_empty() || self.segments.len() != 1 {
+        if !self.frames.is_empty() || !self.below.is_empty() {
             return;
         }
         let node = match self.thread_starts.get(self.last_thread_start) {
             Some(&(p, node)) if p == path => Some(node),
             _ => self.find_thread_start(path),
         };
-        self.segments[0].current = node.unwrap_or(NONE);
+        self.top.current = node.unwrap_or(NONE);
+        self.refresh();
     }
 
     #[cold]
@@ -411,7 +454,7 @@ impl Profile {
     /// at the root): what a fork hands to its team, with the location's number.
     #[inline(always)]
     pub fn current_path(&self) -> u32 {
-        self.top().current
+        self.top.current
     }
 
     /// The nodes, in creation order (a parent before its children).
@@ -434,12 +477,6 @@ impl Profile {
         self.folded
     }
 
-    #[inline(always)]
-    fn top(&self) -> &Segment {
-        // SAFETY: the base segment is never removed.
-        unsafe { self.segments.get_unchecked(self.segments.len() - 1) }
-    }
-
     fn clamp(&mut self, time: u64) -> u64 {
         let time = time.max(self.last);
         self.last = time;
@@ -449,23 +486,22 @@ impl Profile {
     /// Pushes a frame for `node` (None: folded) on the running segment.
     fn push_frame(&mut self, time: u64, node: Option<u32>, values: &[u64]) {
         let n = self.metrics;
-        let top = self.segments.len() - 1;
-        let segment = &mut self.segments[top];
-        let restore = segment.current;
+        let top = self.below.len();
+        let restore = self.top.current;
         let node = match node {
             Some(node) => {
-                segment.current = node;
+                self.top.current = node;
                 node
             }
             None => {
-                segment.folded += 1;
+                self.top.folded += 1;
                 NONE
             }
         };
         self.frames.push(Frame {
             node,
             restore,
-            start: time.wrapping_sub(segment.offset),
+            start: time.wrapping_sub(self.top.offset),
         });
         if n != 0 {
             let offsets = &self.segment_metrics[top * 2 * n..top * 2 * n + n];
@@ -480,8 +516,8 @@ impl Profile {
     /// tasks it runs are its children).
     fn suspend_top(&mut self, time: u64, values: &[u64]) {
         let n = self.metrics;
-        let top = self.segments.len() - 1;
-        self.segments[top].suspended_at = time;
+        let top = self.below.len();
+        self.top.suspended_at = time;
         if n != 0 {
             let suspended = &mut self.segment_metrics[top * 2 * n + n..top * 2 * n + 2 * n];
             for (i, slot) in suspended.iter_mut().enumerate() {
@@ -698,7 +734,7 @@ mod tests {
             let node = simple.simple_enter(10 * i + 10, 8).expect("hot child");
             simple.enter_simple(10 * i + 10, node);
             assert!(simple.simple_leave(10 * i + 12 + i));
-            simple.leave_simple(10 * i + 12 + i);
+            simple.leave_simple(10 * i + 12 + i, 8);
             enter(&mut general, 10 * i + 10, 8);
             leave(&mut general, 10 * i + 12 + i);
         }
