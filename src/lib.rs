@@ -39,6 +39,7 @@ pub mod settings {
     };
 }
 
+pub use lifecycle::profile_recover::recover_profile;
 pub use output::recover::{recover, Recovered};
 
 /// Whether this machine lets a thread count its CPU cycles (perf_event); the error says why not,

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use support::pomp2::{instrument, program, Build, View};
+use support::pomp2::{instrument, pomptrace_command, program, Build, View};
 use support::{repo_root, run, Scratch};
 
 /// One line of the checker's table: a call path on one location.
@@ -456,4 +456,90 @@ fn metric_sums_are_inclusive_per_call_path() {
             "{location} {path}: {value} < children {children}"
         );
     }
+}
+
+/// The checker's table of `dir`'s profile, with the task-clock metric.
+fn table_with_metric(dir: &Path) -> String {
+    let out = run(Command::new("/usr/bin/python3")
+        .arg(repo_root().join("tests/support/profile_check.py"))
+        .args(["--metric", "task_clock"])
+        .arg(dir.join("profile.cubex")));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_profile_rebuilt_from_a_whole_trace_is_the_one_the_run_wrote() {
+    let scratch = Scratch::new("profile-rebuilt");
+    for (file, threads) in [("task_fib.c", 3), ("nested_2x3.c", 2)] {
+        let exe = build(&scratch, file, &[]);
+        let dir = scratch.join(&format!("run-{file}"));
+        run_profiled(
+            &exe,
+            &[],
+            threads,
+            &dir,
+            &[("POMPTRACE_METRICS", "task-clock")],
+        );
+        let written = table_with_metric(&dir);
+        std::fs::remove_file(dir.join("profile.cubex")).unwrap();
+        // The trace is whole: only the profile is rebuilt.
+        let out = run(Command::new(pomptrace_command()).arg("recover").arg(&dir));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            stdout.starts_with(&format!(
+                "pomptrace: profile rebuilt from the trace: {} (",
+                dir.join("profile.cubex").display()
+            )),
+            "{stdout}"
+        );
+        assert_eq!(table_with_metric(&dir), written, "{file}");
+    }
+}
+
+#[test]
+fn a_killed_profiled_run_gets_its_profile_back_from_its_recovered_trace() {
+    let scratch = Scratch::new("profile-killed");
+    let exe = build(&scratch, "stream_many.c", &[]);
+    let dir = scratch.join("run");
+    let mut child = program(&exe)
+        .arg("2500000")
+        .env("OMP_NUM_THREADS", "2")
+        .env("POMPTRACE_CHUNK_SIZE", "256K")
+        .env("POMPTRACE_KEEP_IN_MEMORY", "0")
+        .env("POMPTRACE_EXPERIMENT_DIRECTORY", &dir)
+        .env("POMPTRACE_ENABLE_PROFILING", "1")
+        .env_remove("POMPTRACE_ENABLE_TRACING")
+        .env_remove("POMPTRACE_ENABLE")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while support::pomp2::event_bytes(&dir) < 2 << 20 {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it was killed"
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no events reached the disk"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!dir.join("profile.cubex").exists());
+    let out = run(Command::new(pomptrace_command()).arg("recover").arg(&dir));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!(
+            "pomptrace: profile rebuilt from the trace: {}",
+            dir.join("profile.cubex").display()
+        )),
+        "{stdout}"
+    );
+    // Every visit the recovered trace closed, and no other.
+    let entries = check(&dir, true);
+    let step = visits_ending_in(&entries, "!$pomp user(step)");
+    assert!(step > 1000, "{entries:?}");
 }

@@ -192,7 +192,9 @@ fn merge(locations: &[LocationProfile], metrics: usize, program: Option<(u32, u6
         }
         if let Some(profile) = &location.profile {
             for (n, node) in profile.nodes().iter().enumerate() {
-                if node.kind != Kind::Region {
+                // A region never left (still open when a run was killed) has no visit of
+                // its own: it gets its children's sums like a path only passed through.
+                if node.kind != Kind::Region || node.visits == 0 {
                     continue;
                 }
                 let c = resolver.resolve(&mut merged, l, n as u32);

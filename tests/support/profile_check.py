@@ -21,7 +21,9 @@ documents (src/record/profile.rs):
     at its last ThreadTeamBegin), and a task running above it is suspended until this one's
     region is left; a suspended task's time does not count;
   - a call path a location did not visit itself but that leads to paths it did gets the sums of
-    its children (zero visits).
+    its children (zero visits);
+  - a trace without ProgramEnd (a killed run, recovered) counts the program's root up to the
+    latest Enter, Leave or team event of any location, and its regions still open no visit.
 A profile measures each process in its own clock, so the trace's events are read in the same
 one: location by location with libotf2's local event readers told not to apply the clock offsets
 of an MPI job's ranks (the global event reader always applies them, to line every rank up with
@@ -141,6 +143,9 @@ def trace_stats(anchor):
         fork_paths = {}
         result = {}
         root = (program,)
+        latest = max((t for evs in events.values() for kind, t, _ in evs
+                      if kind not in ("ProgramBegin", "ProgramEnd")), default=0)
+        ended = any(kind == "ProgramEnd" for evs in events.values() for kind, _, _ in evs)
         for l in order:
             stats = defaultdict(lambda: [0, 0])
             instances = defaultdict(int)
@@ -150,6 +155,9 @@ def trace_stats(anchor):
             for kind, t, argument in events[l]:
                 if kind == "ProgramBegin":
                     program_begin = t
+                    if not ended:
+                        stats[root][0] += 1
+                        stats[root][1] += latest - t
                 elif kind == "ProgramEnd":
                     stats[root][0] += 1
                     stats[root][1] += t - program_begin
@@ -188,7 +196,7 @@ def trace_stats(anchor):
                         base = min(bases[-1], len(segments) - 1)
                         if len(segments) - 1 > base:
                             segments[-1]["offset"] += t - segments[-1]["suspended"]
-            if frames:
+            if frames and ended:
                 raise SystemExit("location %s ends with regions open: %s" % (names[l], frames))
             # Paths leading to visited ones take their children's sums.
             measured = set(stats)
