@@ -57,8 +57,9 @@ variables! {
          max_time and the POMPTRACE_METRICS per call path and thread), beside the trace or \
          instead of it; its memory is bounded by the call paths, not by the run length";
     Run PROFILE_MAX_DEPTH = "POMPTRACE_PROFILE_MAX_DEPTH", default "128",
-        "deepest call path the profile keeps (1-65535); regions entered deeper are counted in \
-         their deepest kept ancestor, and the end of the run says how many";
+        "regions a thread's call paths keep below where its work starts (a team member: its \
+         team's fork), 1-65535; regions entered deeper are counted in their deepest kept \
+         ancestor, and the end of the run says how many";
     Run PROFILE_MAX_NODES = "POMPTRACE_PROFILE_MAX_NODES", default "64K",
         "call paths the profile keeps per thread (16-16M); visits of further new paths are \
          counted in their parent's path, and the end of the run says how many";
