@@ -31,7 +31,13 @@
 //! `POMPTRACE_CLOCK=monotonic` (what every rank used before they took the TSC): the line
 //! `hotpath mpi: event / TSC read alone A, in a rank of mpirun -np 2 R (R/A = Q), ...`.
 //!
-//! Run: `cargo run --release --example hotpath_bench [PAIRS] [--metrics | --mpi]
+//! The profile lines, `hotpath so: profile: event T ns traced, P ns profiled without a trace
+//! (P/T = R), B ns traced and profiled (B/T = S)` (and `a`), time the one-thread pair with
+//! `POMPTRACE_ENABLE_PROFILING=1` and `POMPTRACE_ENABLE_TRACING=0`, and with both on, against
+//! tracing alone: the three alternate, best of [`PROFILE_RUNS`] runs each. With `--profile`
+//! only these lines are measured.
+//!
+//! Run: `cargo run --release --example hotpath_bench [PAIRS] [--metrics | --mpi | --profile]
 //! [--traces-in-memory]`
 
 #[path = "common/library_dir.rs"]
@@ -273,15 +279,23 @@ const METRIC_SETS: [(&str, Option<&str>); 5] = [
 
 /// Runs the driver on one thread with `metrics` and returns the cost per event in ns.
 fn event_cost_with_metrics(exe: &Path, trace: &Path, pairs: u64, metrics: Option<&str>) -> f64 {
+    event_cost(exe, trace, pairs, &[("POMPTRACE_METRICS", metrics)])
+}
+
+/// Runs the driver on one thread with the settings `env` (None: unset) and returns the cost
+/// per event in ns.
+fn event_cost(exe: &Path, trace: &Path, pairs: u64, env: &[(&str, Option<&str>)]) -> f64 {
     let mut cmd = Command::new(exe);
     cmd.arg(pairs.to_string())
         .env("POMPTRACE_EXPERIMENT_DIRECTORY", trace)
         .env("POMPTRACE_VERBOSE", "0")
         .env_remove("LD_LIBRARY_PATH");
-    match metrics {
-        Some(list) => cmd.env("POMPTRACE_METRICS", list),
-        None => cmd.env_remove("POMPTRACE_METRICS"),
-    };
+    for (name, value) in env {
+        match value {
+            Some(value) => cmd.env(name, value),
+            None => cmd.env_remove(name),
+        };
+    }
     let out = cmd.output().expect("run driver");
     let _ = std::fs::remove_dir_all(trace);
     assert!(
@@ -401,10 +415,58 @@ fn compare_mpi(exe: &Path, traces: &Path, pairs: u64) {
     );
 }
 
+/// Runs of each setting for the profile lines.
+const PROFILE_RUNS: usize = 5;
+
+/// The settings the profile lines compare: traced, profiled without a trace, both.
+const PROFILE_SETTINGS: [[(&str, Option<&str>); 3]; 3] = [
+    [
+        ("POMPTRACE_ENABLE_PROFILING", None),
+        ("POMPTRACE_ENABLE_TRACING", None),
+        ("POMPTRACE_METRICS", None),
+    ],
+    [
+        ("POMPTRACE_ENABLE_PROFILING", Some("1")),
+        ("POMPTRACE_ENABLE_TRACING", Some("0")),
+        ("POMPTRACE_METRICS", None),
+    ],
+    [
+        ("POMPTRACE_ENABLE_PROFILING", Some("1")),
+        ("POMPTRACE_ENABLE_TRACING", None),
+        ("POMPTRACE_METRICS", None),
+    ],
+];
+
+/// The best cost per event (ns, one thread) of each of `PROFILE_SETTINGS`, run alternately.
+fn profile_costs(exe: &Path, trace: &Path, pairs: u64) -> [f64; 3] {
+    let mut best = [f64::MAX; 3];
+    for _ in 0..PROFILE_RUNS {
+        for (slot, env) in best.iter_mut().zip(&PROFILE_SETTINGS) {
+            *slot = slot.min(event_cost(exe, trace, pairs, env));
+        }
+    }
+    best
+}
+
+/// The profile lines of every variant (see the module documentation).
+fn print_profile_lines(variants: &[Variant], trace: &Path, pairs: u64) {
+    for variant in variants {
+        let [traced, profiled, both] = profile_costs(&variant.exe, trace, pairs);
+        println!(
+            "hotpath {}: profile: event {traced:.2} ns traced, {profiled:.2} ns profiled \
+             without a trace (P/T = {:.3}), {both:.2} ns traced and profiled (B/T = {:.3})",
+            variant.name,
+            profiled / traced,
+            both / traced
+        );
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let metrics_mode = args.iter().any(|a| a == "--metrics");
     let mpi_mode = args.iter().any(|a| a == "--mpi");
+    let profile_mode = args.iter().any(|a| a == "--profile");
     let traces_in_memory = args.iter().any(|a| a == "--traces-in-memory");
     let pairs: u64 = args
         .iter()
@@ -436,6 +498,10 @@ fn main() {
     }
     if mpi_mode {
         compare_mpi(&variants[0].exe, &scratch.traces, pairs);
+        return;
+    }
+    if profile_mode {
+        print_profile_lines(&variants, &scratch.traces.join("profile"), pairs);
         return;
     }
 
@@ -546,6 +612,7 @@ fn main() {
         let one = one_thread(&best.threads, (best.pair_ns, best.tsc_ns));
         print_at_once(variant.name, &best.threads, one);
     }
+    print_profile_lines(&variants, &scratch.traces.join("profile"), pairs);
     println!(
         "in memory: {memory_pairs} pairs per loop (each thread keeps its events in memory), \
          best of {IN_MEMORY_RUNS} runs x 3 rounds"

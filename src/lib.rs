@@ -47,6 +47,7 @@ pub mod settings {
 pub mod recovery {
     pub use crate::output::recover::{journaled_ranks, recover, recover_rank, Recovered};
 }
+pub use lifecycle::profile_recover::recover_profile;
 pub use recovery::{recover, Recovered};
 
 /// Filter files: reading them as the runtime does, and suggesting one that keeps a trace under

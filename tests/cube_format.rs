@@ -1,6 +1,6 @@
 //! The CUBE4 writer against the reference reader: a synthetic profile (a nested call tree with a
 //! recursive path, 2 processes × 2 threads, Score-P's four default metrics) written by
-//! `otf2::cube` and read back by pycubexr (tests/support/cube_dump.py, run with
+//! `otf2::cube` (crates/otf2) and read back by pycubexr (tests/support/cube_dump.py, run with
 //! /usr/bin/python3, installed by scripts/setup.sh): call tree, regions, system tree, and per
 //! call path and location the stored values and pycubexr's inclusive and exclusive views.
 

@@ -205,7 +205,7 @@ fn a_killed_profiled_run_gets_its_profile_back_from_its_trace() {
     let cubex = experiment.join("profile.cubex");
     assert!(
         report.contains(&format!(
-            "; rebuilt the call-path profile {} (",
+            "pomptrace: profile rebuilt from the trace: {} (",
             cubex.display()
         )),
         "{report}"

@@ -48,9 +48,21 @@ variables! {
     Run ENABLE = "POMPTRACE_ENABLE", default "1",
         "0 records nothing (OpenMP calls such as the lock wrappers still work; an \
          instrumented call then costs about 34 instructions, no fence)";
+    Run ENABLE_TRACING = "POMPTRACE_ENABLE_TRACING", default "1",
+        "0 writes no trace (no traces.otf2, no event files): with POMPTRACE_ENABLE_PROFILING=1 \
+         the run leaves only profile.cubex and pomptrace.cfg; with profiling off too, nothing \
+         is recorded";
     Run ENABLE_PROFILING = "POMPTRACE_ENABLE_PROFILING", default "0",
-        "1 asks for a call-path profile, DIR/profile.cubex (CUBE4); the journal says so, and \
-         `pomptrace recover` of a killed run rebuilds the profile from its trace";
+        "1 writes a call-path profile, DIR/profile.cubex (CUBE4: visits, time, min_time, \
+         max_time and the POMPTRACE_METRICS per call path and thread), beside the trace or \
+         instead of it; its memory is bounded by the call paths, not by the run length";
+    Run PROFILE_MAX_DEPTH = "POMPTRACE_PROFILE_MAX_DEPTH", default "128",
+        "regions a thread's call paths keep below where its work starts (a team member: its \
+         team's fork), 1-65535; regions entered deeper are counted in their deepest kept \
+         ancestor, and the end of the run says how many";
+    Run PROFILE_MAX_NODES = "POMPTRACE_PROFILE_MAX_NODES", default "64K",
+        "call paths the profile keeps per thread (16-16M); visits of further new paths are \
+         counted in their parent's path, and the end of the run says how many";
     Run CHUNK_SIZE = "POMPTRACE_CHUNK_SIZE", default "1M",
         "bytes per event chunk, in memory and in the files (256K-16M: OTF2 readers take no \
          smaller chunk; a smaller setting is raised to 256K)";
@@ -179,8 +191,14 @@ pub struct Config {
     /// `POMPTRACE_ENABLE=0` turns the measurement off (every call still performs its OpenMP
     /// duty, e.g. the real lock operation).
     pub enabled: bool,
+    /// `POMPTRACE_ENABLE_TRACING` (default on): write the OTF2 trace.
+    pub tracing: bool,
     /// `POMPTRACE_ENABLE_PROFILING` (default off): write the call-path profile.
     pub profiling: bool,
+    /// `POMPTRACE_PROFILE_MAX_DEPTH`: the deepest call path a profile keeps.
+    pub profile_max_depth: u32,
+    /// `POMPTRACE_PROFILE_MAX_NODES`: call paths a profile keeps per location.
+    pub profile_max_nodes: u32,
     /// `POMPTRACE_EXPERIMENT_DIRECTORY`: where `traces.otf2` goes; default
     /// `pomptrace-<program>-<YYYYmmdd_HHMMSS>-<pid>` in the working directory.
     pub experiment_directory: Option<PathBuf>,
@@ -227,7 +245,10 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             enabled: true,
+            tracing: true,
             profiling: false,
+            profile_max_depth: DEFAULT_PROFILE_MAX_DEPTH,
+            profile_max_nodes: DEFAULT_PROFILE_MAX_NODES,
             experiment_directory: None,
             chunk_size: 1024 * 1024,
             buffer_size: default_buffer_size(),
@@ -247,6 +268,13 @@ impl Default for Config {
 
 /// `POMPTRACE_MAX_TRACE_SIZE` when unset: 2 GiB.
 pub const DEFAULT_MAX_TRACE_SIZE: u64 = 2 << 30;
+/// The deepest call path a profile keeps by default (Score-P's call paths rarely pass 30).
+pub const DEFAULT_PROFILE_MAX_DEPTH: u32 = 128;
+/// Call paths a profile keeps per location by default: 64 Ki nodes of a few dozen bytes each,
+/// reserved up front and touched only as paths appear.
+pub const DEFAULT_PROFILE_MAX_NODES: u32 = 64 * 1024;
+const PROFILE_DEPTH_RANGE: std::ops::RangeInclusive<u32> = 1..=65535;
+const PROFILE_NODES_RANGE: std::ops::RangeInclusive<usize> = 16..=(16 << 20);
 
 /// Event memory may take this fraction of the usable memory: per thread by default (over the
 /// cores), and for all threads together.
@@ -395,12 +423,36 @@ impl Config {
                 )),
             }
         }
-        if let Some(v) = value(&ENABLE_PROFILING) {
-            match parse_bool(&v) {
-                Some(on) => c.profiling = on,
-                None => warn(format!(
-                    "POMPTRACE_ENABLE_PROFILING={v} is not a boolean (0/1, true/false, yes/no, \
-                     on/off); using 0"
+        for (variable, slot) in [
+            (&ENABLE_TRACING, &mut c.tracing),
+            (&ENABLE_PROFILING, &mut c.profiling),
+        ] {
+            if let Some(v) = value(variable) {
+                match parse_bool(&v) {
+                    Some(on) => *slot = on,
+                    None => warn(format!(
+                        "{}={v} is not a boolean (0/1, true/false, yes/no, on/off); using {}",
+                        variable.name, variable.default
+                    )),
+                }
+            }
+        }
+        if let Some(v) = value(&PROFILE_MAX_DEPTH) {
+            match v.trim().parse::<u32>() {
+                Ok(n) if PROFILE_DEPTH_RANGE.contains(&n) => c.profile_max_depth = n,
+                _ => warn(format!(
+                    "POMPTRACE_PROFILE_MAX_DEPTH={v} is not a depth in [1, 65535]; using {}",
+                    c.profile_max_depth
+                )),
+            }
+        }
+        if let Some(v) = value(&PROFILE_MAX_NODES) {
+            match parse_size(&v) {
+                Some(n) if PROFILE_NODES_RANGE.contains(&n) => c.profile_max_nodes = n as u32,
+                _ => warn(format!(
+                    "POMPTRACE_PROFILE_MAX_NODES={v} is not a count in [16, 16M] (e.g. 4096, \
+                     64K); using {}",
+                    c.profile_max_nodes
                 )),
             }
         }
@@ -535,7 +587,10 @@ impl Config {
             let used = match v.name {
                 n if n == EXPERIMENT_DIRECTORY.name => experiment_dir.display().to_string(),
                 n if n == ENABLE.name => u8::from(self.enabled).to_string(),
+                n if n == ENABLE_TRACING.name => u8::from(self.tracing).to_string(),
                 n if n == ENABLE_PROFILING.name => u8::from(self.profiling).to_string(),
+                n if n == PROFILE_MAX_DEPTH.name => self.profile_max_depth.to_string(),
+                n if n == PROFILE_MAX_NODES.name => self.profile_max_nodes.to_string(),
                 n if n == CHUNK_SIZE.name => self.chunk_size.to_string(),
                 n if n == BUFFER_SIZE.name => self.buffer_size.to_string(),
                 n if n == TOTAL_BUFFER_SIZE.name => match self.memory_for_all_threads() {
@@ -692,7 +747,10 @@ mod tests {
             [
                 "POMPTRACE_EXPERIMENT_DIRECTORY=/exp",
                 "POMPTRACE_ENABLE=1",
+                "POMPTRACE_ENABLE_TRACING=1",
                 "POMPTRACE_ENABLE_PROFILING=0",
+                "POMPTRACE_PROFILE_MAX_DEPTH=128",
+                "POMPTRACE_PROFILE_MAX_NODES=65536",
                 "POMPTRACE_CHUNK_SIZE=65536",
                 "POMPTRACE_BUFFER_SIZE=8388608",
                 "POMPTRACE_TOTAL_BUFFER_SIZE=33554432",

@@ -81,6 +81,7 @@ fn claim(
     placement: Placement,
     job: Option<&launcher::JobRank>,
     archive_config: ArchiveConfig,
+    profile_only: bool,
 ) -> Result<ArchiveWriter, Unusable> {
     let rank = job.map(|job| job.rank);
     let directory =
@@ -113,6 +114,15 @@ fn claim(
         Ok(archive) if holds_event_files(&archive, rank) => Err(Unusable::Taken(
             "already holds event files of another run".into(),
         )),
+        // A run without a trace has no anchor to say it finished: its profile does.
+        Ok(archive)
+            if profile_only
+                && archive
+                    .directory()
+                    .contains(otf2::profile_unify::PROFILE_FILE) =>
+        {
+            Err(Unusable::Taken("already holds a profile".into()))
+        }
         Ok(archive) => Ok(archive),
         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
             Err(Unusable::Taken(format!("is {e}")))
@@ -163,6 +173,7 @@ pub(crate) fn open_archive(
     archive_config: ArchiveConfig,
 ) -> Result<(PathBuf, ArchiveWriter), String> {
     let pid = std::process::id();
+    let profile_only = config.profiling && !config.tracing;
     let default_name = match job {
         Some(job) => job::default_directory_name(program, job),
         None => format!("pomptrace-{program}-{}-{pid}", local_timestamp()),
@@ -171,7 +182,13 @@ pub(crate) fn open_archive(
         Some(dir) => (absolute(dir.clone()), NAMED),
         None => (absolute(PathBuf::from(&default_name)), PICKED),
     };
-    let first = match claim(&wanted, placement, job, archive_config.clone()) {
+    let first = match claim(
+        &wanted,
+        placement,
+        job,
+        archive_config.clone(),
+        profile_only,
+    ) {
         Ok(a) => return Ok((wanted, a)),
         Err(Unusable::Taken(why)) => {
             // The ranks of a job give way together, to a directory they all name alike.
@@ -180,7 +197,13 @@ pub(crate) fn open_archive(
                 None => (pid.to_string(), PICKED_FRESH),
             };
             let own = PathBuf::from(format!("{}-{suffix}", wanted.display()));
-            match claim(&own, own_placement, job, archive_config.clone()) {
+            match claim(
+                &own,
+                own_placement,
+                job,
+                archive_config.clone(),
+                profile_only,
+            ) {
                 Ok(a) => {
                     warn(&format!(
                         "{} {why}; writing this trace to {} instead",
@@ -205,7 +228,13 @@ pub(crate) fn open_archive(
         ),
     };
     let fallback = absolute(fallback);
-    match claim(&fallback, fallback_placement, job, archive_config) {
+    match claim(
+        &fallback,
+        fallback_placement,
+        job,
+        archive_config,
+        profile_only,
+    ) {
         Ok(a) => {
             warn(&format!(
                 "cannot write the trace to {} ({first}); writing it to {} instead",

@@ -19,6 +19,7 @@ use crate::output::facts::{self, Fact};
 use crate::output::registry::REGISTRY;
 use crate::output::{job, journal};
 use crate::record::location::LocationCell;
+use crate::record::profile::Profile;
 use otf2::{ArchiveConfig, ArchiveWriter, BackgroundWriter, Event};
 
 /// The name of the initial thread's location.
@@ -75,6 +76,14 @@ fn command_line() -> Vec<String> {
     }
 }
 
+/// The program's name: its command's file name.
+pub(crate) fn program_name() -> String {
+    let args = command_line();
+    Path::new(&args[0])
+        .file_name()
+        .map_or_else(|| args[0].clone(), |n| n.to_string_lossy().into_owned())
+}
+
 fn realtime_ns() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -93,9 +102,7 @@ impl Measurement {
         let start = clock::sample();
         let start_realtime_ns = realtime_ns();
         let args = command_line();
-        let program = Path::new(&args[0])
-            .file_name()
-            .map_or_else(|| args[0].clone(), |n| n.to_string_lossy().into_owned());
+        let program = program_name();
         let archive_config = ArchiveConfig {
             event_chunk_size: file_chunk_size(config.chunk_size),
             def_chunk_size: 4 * 1024 * 1024,
@@ -110,8 +117,16 @@ impl Measurement {
         };
         let (experiment_dir, archive) =
             open_archive(&config, &program, job.as_ref(), archive_config)?;
-        if let Some(interval) = config.sampling_interval {
-            start_sampler(&archive, interval);
+        match config.sampling_interval {
+            Some(interval) if config.tracing => start_sampler(&archive, interval),
+            Some(_) => warn(
+                "POMPTRACE_SAMPLING_INTERVAL records into the trace, and \
+                 POMPTRACE_ENABLE_TRACING=0: no sampler",
+            ),
+            None => {}
+        }
+        if config.snapshots() && !config.tracing {
+            warn("snapshots are part of the trace, and POMPTRACE_ENABLE_TRACING=0: no snapshots");
         }
         let direct = otf2::ChunkFile::directory_takes_direct_writes(archive.directory());
         let record = config.record_text(&experiment_dir, direct);
@@ -145,10 +160,7 @@ impl Measurement {
             id: 0,
             name: registry.string(MASTER_THREAD),
         };
-        let mut first_facts = vec![Fact::Metrics(metric_names), master];
-        if config.profiling {
-            first_facts.push(Fact::Profiling);
-        }
+        let first_facts = [Fact::Metrics(metric_names), master];
         let journal = journal::start(
             archive.directory(),
             &journal::journal_name(job.as_ref().map(|j| j.rank)),
@@ -220,25 +232,37 @@ impl Measurement {
         let number = locations.len() as u32;
         let archive = self.archive.lock();
         let archive = archive.as_ref().ok_or("the measurement has finished")?;
-        let mut writer = archive
-            .background_event_writer(
-                self.location_id(number),
-                &self.writer,
-                self.memory_chunk_size,
-                self.config.buffers_per_location(),
-            )
-            .map_err(|e| {
-                format!(
-                    "cannot create {}: {e}",
-                    archive.event_path(self.location_id(number)).display()
+        let writer = if self.config.tracing {
+            let mut writer = archive
+                .background_event_writer(
+                    self.location_id(number),
+                    &self.writer,
+                    self.memory_chunk_size,
+                    self.config.buffers_per_location(),
                 )
-            })?;
-        // Waits for a free chunk show in the trace as BufferFlush events.
-        writer.sink_mut().set_stall_clock(clock::now);
-        let direct = writer.sink_mut().writes_directly();
-        writer
-            .sink_mut()
-            .keep_in_memory(self.config.chunks_kept_in_memory(direct));
+                .map_err(|e| {
+                    format!(
+                        "cannot create {}: {e}",
+                        archive.event_path(self.location_id(number)).display()
+                    )
+                })?;
+            // Waits for a free chunk show in the trace as BufferFlush events.
+            writer.sink_mut().set_stall_clock(clock::now);
+            let direct = writer.sink_mut().writes_directly();
+            writer
+                .sink_mut()
+                .keep_in_memory(self.config.chunks_kept_in_memory(direct));
+            Some(writer)
+        } else {
+            None
+        };
+        let profile = self.config.profiling.then(|| {
+            Profile::new(
+                self.config.profile_max_nodes,
+                self.config.profile_max_depth,
+                crate::metrics::synchronous::selected().len(),
+            )
+        });
         let name_id = REGISTRY.lock().string(&name);
         journal::record(&Fact::Location {
             id: number,
@@ -251,8 +275,9 @@ impl Measurement {
                 format!("{e}; a killed run could not be recovered")
             });
         }
-        let cell: &'static LocationCell =
-            Box::leak(Box::new(LocationCell::new(number, name, writer, team)));
+        let cell: &'static LocationCell = Box::leak(Box::new(LocationCell::new(
+            number, name, writer, profile, team,
+        )));
         locations.push(cell);
         Ok(cell)
     }
@@ -320,7 +345,7 @@ fn placeholder_location() -> &'static LocationCell {
     Box::leak(Box::new(LocationCell::without_writer()))
 }
 
-fn hostname() -> String {
+pub(crate) fn hostname() -> String {
     let mut buf = [0u8; 256];
     // SAFETY: `buf` is writable for its whole length, which is what we pass.
     let rc = unsafe { libc::gethostname(buf.as_mut_ptr() as *mut libc::c_char, buf.len()) };

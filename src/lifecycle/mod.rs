@@ -9,6 +9,8 @@ pub(crate) mod finish;
 pub(crate) mod measurement;
 pub(crate) mod membarrier;
 pub(crate) mod process;
+pub(crate) mod profile_recover;
+pub(crate) mod profile_write;
 pub(crate) mod start;
 pub(crate) mod state;
 pub(crate) mod write;

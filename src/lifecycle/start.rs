@@ -42,7 +42,13 @@ fn start_slow() -> Option<&'static Measurement> {
     // Also when disabled: a forked child still assigns handles and registers locks.
     process::register_fork_handler();
     let config = Config::from_env(|m| warn(&m));
-    if !config.enabled {
+    if config.enabled && !config.tracing && !config.profiling {
+        warn(
+            "POMPTRACE_ENABLE_TRACING=0 and POMPTRACE_ENABLE_PROFILING is not 1: nothing will \
+             be recorded",
+        );
+    }
+    if !config.enabled || !(config.tracing || config.profiling) {
         STATE.store(DISABLED, Ordering::Release);
         update_hot();
         return None;

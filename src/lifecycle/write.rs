@@ -1,11 +1,14 @@
 //! The end of a measurement: close what is open, drain every location, and write the global
-//! definitions (from the journal's state, see `definitions.rs`) and the anchor file.
+//! definitions (from the journal's state, see `definitions.rs`) and the anchor file, and the
+//! profile (`profile_write.rs`) when profiling. Without tracing there is no OTF2 archive at all:
+//! the directory keeps only `profile.cubex` and `pomptrace.cfg`.
 
 use std::time::Duration;
 
 use crate::base::clock;
 use crate::base::launcher::JobRank;
 use crate::lifecycle::measurement::Measurement;
+use crate::lifecycle::profile_write::{self, LocationProfile};
 use crate::metrics::sampler;
 use crate::metrics::snapshots;
 use crate::metrics::synchronous as metrics;
@@ -62,8 +65,18 @@ pub fn write_trace(
     let locations = m.locations();
     let mut errors = Vec::new();
     let mut events = vec![0u64; locations.len()];
+    let mut profiles = Vec::new();
     for cell in &locations {
         if still_busy.contains(&cell.as_ptr()) {
+            if m.config.profiling {
+                // SAFETY: only reads the fields fixed at the location's creation.
+                let loc = unsafe { &*cell.as_ptr() };
+                profiles.push(LocationProfile {
+                    number: loc.number,
+                    name: loc.name.clone(),
+                    profile: None,
+                });
+            }
             continue;
         }
         // SAFETY: recording has stopped (the state is no longer RUNNING) and no thread that
@@ -72,6 +85,13 @@ pub fn write_trace(
         loc.close_open_regions(end_time);
         if loc.number == 0 {
             loc.write(end_time, &Event::ProgramEnd { exit_status });
+        }
+        if let Some(profile) = loc.take_profile() {
+            profiles.push(LocationProfile {
+                number: loc.number,
+                name: loc.name.clone(),
+                profile: Some(profile),
+            });
         }
         if let Some(writer) = loc.take_writer() {
             if writer.clamped_timestamps() > 0 {
@@ -122,6 +142,18 @@ pub fn write_trace(
             }),
         end_time,
     );
+    if !m.config.tracing {
+        let location_dir = archive.location_dir();
+        archive.close_unanchored();
+        // Empty: no location wrote events.
+        let _ = std::fs::remove_dir(location_dir);
+        m.journal.remove();
+        let line = profile_write::write_profile(m, &profiles, resolution, end_time)?;
+        return Ok(Summary {
+            line,
+            cost: cost_line(elapsed, writer_cpu, waits),
+        });
+    }
     let mut ids: Vec<u64> = (0..locations.len() as u32)
         .map(|n| m.location_id(n))
         .collect();
@@ -194,6 +226,12 @@ pub fn write_trace(
     });
     let written = finish_archive(m, archive, defs, &ids)?;
     m.journal.remove();
+    // A profile that cannot be written leaves the trace as it is, and says so on its own.
+    let profiled = m.config.profiling.then(|| {
+        profile_write::write_profile(m, &profiles, resolution, end_time).map_err(|e| {
+            crate::base::diagnostics::warn(&format!("{e}; the trace is written all the same"))
+        })
+    });
     let bytes = match own_files {
         Some(files) => files.iter().map(|f| path_size(f)).sum(),
         None => directory_size(&m.experiment_dir),
@@ -208,6 +246,10 @@ pub fn write_trace(
         total,
         bytes
     );
+    if let Some(Ok(line)) = profiled {
+        summary.push_str("; ");
+        summary.push_str(&line);
+    }
     if !errors.is_empty() {
         summary.push_str("; but ");
         summary.push_str(&errors.join("; "));

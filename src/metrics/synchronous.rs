@@ -228,7 +228,7 @@ pub const CATALOG: &[Metric] = &[
 ];
 
 /// The OTF2 Metric event holds at most this many values below libotf2's short length form.
-const MAX_VALUES: usize = 24;
+pub const MAX_VALUES: usize = 24;
 const _: () = assert!(CATALOG.len() <= MAX_VALUES);
 
 /// The names `list` (comma or space separated) selects, in order, each once. Unknown names are
@@ -368,26 +368,26 @@ thread_local! {
     static COUNTERS: RefCell<Option<ThreadCounters>> = const { RefCell::new(None) };
 }
 
-/// Reads the calling thread's counters into `out` (one per selected metric); returns how many.
-pub fn read_thread_counters(out: &mut [TypedValue; MAX_VALUES]) -> usize {
+/// Reads the calling thread's counters into `out` as plain numbers (one per selected metric:
+/// the trace's Metric event and the profile's sums take the same reading); returns how many.
+pub fn read_values(out: &mut [u64; MAX_VALUES]) -> usize {
     let metrics = selected();
     COUNTERS.with(|cell| {
         let mut cell = cell.borrow_mut();
         let counters = cell.get_or_insert_with(|| ThreadCounters::open(metrics));
         counters.read();
-        for (i, v) in counters.values[..metrics.len()].iter().enumerate() {
-            out[i] = TypedValue::u64(*v);
-        }
+        out[..metrics.len()].copy_from_slice(&counters.values[..metrics.len()]);
     });
     metrics.len()
 }
 
-/// Writes the calling thread's current counter values as a Metric event at `time`.
-#[inline(never)]
-pub fn write_synchronous<S: ChunkSink>(writer: &mut EventWriter<S>, time: u64) {
-    let mut values = [TypedValue::u64(0); MAX_VALUES];
-    let n = read_thread_counters(&mut values);
-    writer.metric(time, SYNCHRONOUS_CLASS, &values[..n]);
+/// Writes `values` (from [`read_values`]) as a Metric event at `time`.
+pub fn write_values<S: ChunkSink>(writer: &mut EventWriter<S>, time: u64, values: &[u64]) {
+    let mut typed = [TypedValue::u64(0); MAX_VALUES];
+    for (slot, v) in typed.iter_mut().zip(values) {
+        *slot = TypedValue::u64(*v);
+    }
+    writer.metric(time, SYNCHRONOUS_CLASS, &typed[..values.len()]);
 }
 
 /// A metric class to define: its id, occurrence, members and (for asynchronous ones) the

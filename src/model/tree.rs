@@ -3,7 +3,7 @@
 //! freed, so a pointer into it stays valid for the whole run; changed only under its locks when
 //! a position or a team is new. How a thread finds its node is `team.rs`'s business.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
@@ -81,6 +81,8 @@ pub(crate) struct Node {
     /// Name stem for the locations of this node's children.
     pub(crate) label: String,
     pub(crate) is_root: bool,
+    /// The node whose thread forked the team this node is a member of (None for a root).
+    pub(crate) parent: Option<&'static Node>,
     children: Mutex<Vec<Option<&'static Node>>>,
     teams: Mutex<Vec<&'static Team>>,
     /// Set by this node's thread before it forks, read by the new team's members.
@@ -95,6 +97,20 @@ pub(crate) struct ForkInfo {
     pub(crate) team: AtomicPtr<Team>,
     /// The default-device value the members put back.
     pub(crate) saved_device: AtomicI32,
+    /// The forking thread's call path in the profile (location << 32 | node, see
+    /// `Location::profile_path`), when profiling: the members' profiles hang under it.
+    /// Written only when it changes, so that a fork in a loop costs its members no miss.
+    pub(crate) profile_path: AtomicU64,
+}
+
+impl ForkInfo {
+    /// Publishes the forking thread's call path `path` to the team it is about to fork.
+    #[inline(always)]
+    pub(crate) fn publish_profile_path(&self, path: u64) {
+        if self.profile_path.load(Ordering::Relaxed) != path {
+            self.profile_path.store(path, Ordering::Release);
+        }
+    }
 }
 
 /// Creates locations and Comm ids (implemented by the measurement, which owns files and ids).
@@ -121,20 +137,22 @@ impl Node {
     pub(crate) fn new(
         location: &'static LocationCell,
         label: String,
-        is_root: bool,
+        parent: Option<&'static Node>,
     ) -> &'static Node {
         let mut nodes = NODES.lock();
         let node: &'static Node = Box::leak(Box::new(Node {
             location,
             index: nodes.len() as u32,
             label,
-            is_root,
+            is_root: parent.is_none(),
+            parent,
             children: Mutex::new(Vec::new()),
             teams: Mutex::new(Vec::new()),
             fork: ForkInfo {
                 parent_comm: AtomicU32::new(UNDEFINED_U32),
                 team: AtomicPtr::new(std::ptr::null_mut()),
                 saved_device: AtomicI32::new(0),
+                profile_path: AtomicU64::new(u64::MAX),
             },
         }));
         nodes.push(node);
@@ -148,7 +166,7 @@ impl Node {
         if !first {
             SEVERAL_ROOTS.store(true, Ordering::Release);
         }
-        Node::new(location, prefix, true)
+        Node::new(location, prefix, None)
     }
 
     pub(crate) fn child(&'static self, k: u32, factory: &dyn Factory) -> &'static Node {
@@ -169,7 +187,7 @@ impl Node {
         } else {
             factory.new_location(label.clone())
         };
-        let node = Node::new(location, label, false);
+        let node = Node::new(location, label, Some(self));
         children[k as usize] = Some(node);
         node
     }

@@ -260,7 +260,14 @@ pub fn parallel_fork(if_clause: bool, requested_threads: i32) -> i64 {
         } else {
             crate::openmp::max_threads().max(1) as u32
         };
-        location(&a).thread_fork(a.now(), requested);
+        let loc = location(&a);
+        loc.thread_fork(a.now(), requested);
+        if let Some(path) = loc.profile_path() {
+            // SAFETY: nodes are leaked, never freed; the location's thread has one.
+            if let Some(node) = unsafe { thread.node.get().as_ref() } {
+                node.fork.publish_profile_path(path);
+            }
+        }
         forking_team = Some(current_team(thread, m));
     }
     team::fork(thread, forking_team, (if_clause, requested_threads));
@@ -282,7 +289,15 @@ pub fn parallel_begin(c: Option<&Construct>) {
     if k != 0 {
         // Workers run their implicit task; the master continues the task it forked from.
         thread.task.set(tasks::implicit(loc.number));
+        if loc.profiling() {
+            // SAFETY: nodes are leaked, never freed.
+            let node = unsafe { thread.node.get().as_ref() };
+            if let Some(forking) = node.and_then(|n| n.parent) {
+                loc.profile_thread_start(forking.fork.profile_path.load(Ordering::Acquire));
+            }
+        }
     }
+    loc.profile_team_begin();
     let t = a.now();
     match c.map(|c| c.parallel).filter(|&r| r != NO_REGION) {
         Some(region) => {
@@ -302,6 +317,7 @@ pub fn parallel_end(c: Option<&Construct>) {
             Some(region) => loc.leave_and_thread_team_end(t, region, a.metrics()),
             None => loc.thread_team_end(t),
         }
+        loc.profile_team_end();
     }
     team::leave_team(thread);
 }
@@ -542,7 +558,7 @@ pub fn task_begin(c: &Construct, task: i64) {
             w.thread_task_switch(t, team, creator, generation);
         }
         if c.inner != NO_REGION {
-            loc.enter(t, c.inner);
+            loc.enter_task(t, c.inner, crate::metrics::synchronous::synchronous());
         }
     });
 }

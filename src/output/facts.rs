@@ -102,9 +102,6 @@ pub enum Fact {
         offset: i64,
         standard_deviation: f64,
     },
-    /// The run records a call-path profile (`POMPTRACE_ENABLE_PROFILING`): recovering its
-    /// trace rebuilds the profile too.
-    Profiling,
     /// The size budget stopped recording `region` on location `location` (every region, for
     /// `NO_REGION`).
     Throttled {
@@ -137,8 +134,6 @@ pub struct Definitions {
     /// The synchronous metrics' names (`Fact::Metrics`).
     pub metrics: Vec<String>,
     pub mpi: MpiFacts,
-    /// `Fact::Profiling` was recorded.
-    pub profiling: bool,
     /// (location, region) of every stop of the size budget.
     throttled: Vec<(u32, u32)>,
     /// Descriptions of regions (string ids), where the end of the run has one.
@@ -210,7 +205,6 @@ impl Definitions {
                 offset,
                 standard_deviation,
             }),
-            Fact::Profiling => self.profiling = true,
             Fact::Throttled { location, region } => self.throttled.push((location, region)),
         }
     }

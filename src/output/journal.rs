@@ -39,8 +39,7 @@ const METRICS: u8 = 9;
 const MPI_WORLD_SIZE: u8 = 10;
 const MPI_COMMUNICATOR: u8 = 11;
 const MPI_CLOCK_OFFSET: u8 = 12;
-const PROFILING: u8 = 13;
-const THROTTLED: u8 = 14;
+const THROTTLED: u8 = 13;
 
 /// The journal file's name in an experiment directory: the ranks of an MPI job share the
 /// directory, so each has its own.
@@ -395,7 +394,6 @@ pub fn encode(fact: &Fact, out: &mut Vec<u8>) {
             put_u64(b, *offset as u64);
             put_u64(b, standard_deviation.to_bits());
         }
-        Fact::Profiling => put_u8(b, PROFILING),
         Fact::Throttled { location, region } => {
             put_u8(b, THROTTLED);
             put_u32(b, *location);
@@ -565,7 +563,6 @@ fn decode_body(body: &[u8]) -> DecodeResult<Fact> {
             offset: d.u64()? as i64,
             standard_deviation: f64::from_bits(d.u64()?),
         },
-        PROFILING => Fact::Profiling,
         THROTTLED => Fact::Throttled {
             location: d.u32()?,
             region: d.u32()?,
@@ -643,7 +640,6 @@ mod tests {
                 offset: -12,
                 standard_deviation: 0.5,
             },
-            Fact::Profiling,
             Fact::Throttled {
                 location: 1,
                 region: 0,

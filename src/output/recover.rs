@@ -1,10 +1,9 @@
 //! `pomptrace recover DIR`: a readable archive from what a run that never ended (killed, out of
 //! memory, out of time) or that ran out of disk space left in its experiment directory: the
 //! global definitions and the anchor from the journal, and every whole event chunk that reached
-//! the disk. Nothing is made up: regions left open stay open, and there is no ProgramEnd.
-//! When the run recorded a call-path profile (the journal says so), the profile is rebuilt
-//! from the recovered trace as `DIR/profile.cubex` (`otf2::cube::from_trace`); there, regions
-//! left open count up to the last event of their thread.
+//! the disk. Nothing is made up: regions left open stay open, and there is no ProgramEnd. (The
+//! call-path profile of a profiled run is rebuilt from the recovered trace afterwards:
+//! `lifecycle/profile_recover.rs`.)
 
 use std::io::{self, BufReader};
 use std::path::{Path, PathBuf};
@@ -31,14 +30,9 @@ pub struct Recovered {
     pub unknown_event_files: usize,
     /// A torn or damaged end of the journal.
     pub journal_dropped_bytes: usize,
-    /// The call-path profile rebuilt from the trace, and its number of call paths.
-    pub profile: Option<(PathBuf, usize)>,
     /// Problems that did not stop the recovery.
     pub warnings: Vec<String>,
 }
-
-/// The profile's file name in the experiment directory.
-const PROFILE_FILE: &str = "profile.cubex";
 
 impl Recovered {
     /// One line for the user.
@@ -57,12 +51,6 @@ impl Recovered {
             s.push_str(&format!(
                 ", and {} event files of locations the journal does not name",
                 self.unknown_event_files
-            ));
-        }
-        if let Some((path, call_paths)) = &self.profile {
-            s.push_str(&format!(
-                "; rebuilt the call-path profile {} ({call_paths} call paths) from it",
-                path.display()
             ));
         }
         if self.journal_dropped_bytes > 0 {
@@ -149,16 +137,6 @@ pub fn recover(dir: &Path) -> Result<Recovered, String> {
         .finish(defs, &ids)
         .map_err(|e| format!("cannot write {}: {e}", r.anchor.display()))?;
     let _ = std::fs::remove_file(&journal);
-    if definitions.profiling {
-        match rebuild_profile(&r.anchor, &dir.join(PROFILE_FILE)) {
-            Ok((path, call_paths, notes)) => {
-                r.profile = Some((path, call_paths));
-                r.warnings
-                    .extend(notes.into_iter().map(|n| format!("the profile counts {n}")));
-            }
-            Err(e) => r.warnings.push(e),
-        }
-    }
     Ok(r)
 }
 
@@ -173,25 +151,6 @@ fn calibrated_resolution(start: &Start, end: Sample, warnings: &mut Vec<String>)
         }
         kind => clock::resolution(kind, start.sample, end),
     }
-}
-
-/// The call-path profile of the trace at `anchor`, written to `path`: its path, its number of
-/// call paths and what the replay had to make sense of.
-fn rebuild_profile(anchor: &Path, path: &Path) -> Result<(PathBuf, usize, Vec<String>), String> {
-    let reader = otf2::ArchiveReader::open(anchor)
-        .map_err(|e| format!("cannot read the recovered trace for the profile: {e}"))?;
-    let creator = format!("pomptrace {} (recover)", env!("CARGO_PKG_VERSION"));
-    let built = otf2::cube::from_trace(&reader, &creator)
-        .map_err(|e| format!("cannot rebuild the profile from the trace: {e}"))?;
-    built
-        .profile
-        .write(path)
-        .map_err(|e| format!("cannot write the profile {}: {e}", path.display()))?;
-    Ok((
-        path.to_path_buf(),
-        built.profile.cnodes.len(),
-        built.damage.warnings(),
-    ))
 }
 
 fn unknown_event_files(location_dir: &Path, known: u64) -> usize {

@@ -1,6 +1,11 @@
 //! A location (one OTF2 event stream, one logical OpenMP thread). The calling thread finds its
 //! location through its state (`thread.rs`), so recording an event is a pointer load, a clock
 //! read and a few stores.
+//!
+//! A location records its events into its trace (the event writer, when tracing) and its
+//! call-path profile (`profile.rs`, when profiling), either or both: every Enter and Leave the
+//! trace would hold goes to the profile at the same time, so the two always agree. The trace-size
+//! budget (`budget.rs`) only ever skips writing an event: what the profile sees never changes.
 
 use std::cell::UnsafeCell;
 
@@ -8,8 +13,10 @@ use otf2::{
     AttributeList, BackgroundSink, Event, EventWriter, Paradigm, PreparedRecords, TypedValue,
 };
 
+use crate::metrics::synchronous::MAX_VALUES;
 use crate::output::facts::{THREAD_ID_ATTRIBUTE, THROTTLE_PARAMETER};
 use crate::record::budget::{Decision, LocationBudget, Tallies};
+use crate::record::profile::Profile;
 
 /// One OTF2 location: its event writer and the regions open on it.
 pub struct Location {
@@ -17,6 +24,8 @@ pub struct Location {
     pub number: u32,
     pub name: String,
     writer: Option<EventWriter<BackgroundSink>>,
+    /// The call-path profile, when profiling (see `profile.rs`).
+    profile: Option<Profile>,
     /// Open regions, innermost last, so that the end of the measurement can close them and a
     /// stray Leave can never unbalance the stream.
     open: Vec<u32>,
@@ -58,16 +67,26 @@ pub struct LocationCell(UnsafeCell<Location>);
 unsafe impl Sync for LocationCell {}
 
 impl LocationCell {
-    pub fn new(number: u32, name: String, writer: EventWriter<BackgroundSink>, team: u32) -> Self {
+    /// A location recording into `writer` (None: not tracing) and `profile` (None: not
+    /// profiling).
+    pub fn new(
+        number: u32,
+        name: String,
+        writer: Option<EventWriter<BackgroundSink>>,
+        profile: Option<Profile>,
+        team: u32,
+    ) -> Self {
+        let writes = writer.is_some();
         Self(UnsafeCell::new(Location {
             number,
             name,
-            writer: Some(writer),
+            writer,
+            profile,
             open: Vec::with_capacity(64),
             team,
             team_records: TeamRecords::default(),
             tallies: Tallies::new(),
-            budget: LocationBudget::new(true),
+            budget: LocationBudget::new(writes),
             #[cfg(debug_assertions)]
             writer_thread: std::sync::atomic::AtomicU32::new(0),
         }))
@@ -79,6 +98,7 @@ impl LocationCell {
             number: u32::MAX,
             name: String::new(),
             writer: None,
+            profile: None,
             open: Vec::new(),
             team: u32::MAX,
             team_records: TeamRecords::default(),
@@ -111,33 +131,97 @@ impl Location {
     /// `enter`, told by the caller whether synchronous metrics are on (the fast path knows it
     /// from the hot word).
     ///
-    /// A region the size budget stopped (`budget.rs`) is entered as any other, open regions
-    /// and counts included; only its event is not written.
+    /// A region the size budget stopped is entered as any other, open regions, counts and the
+    /// profile included; only its event is not written.
     #[inline(always)]
     pub fn enter_with(&mut self, time: u64, region: u32, metrics: bool) {
+        if metrics {
+            self.enter_with_metrics(time, region, false);
+            return;
+        }
         let write = self.tallies.slot(region).enter(time);
         if let Some(w) = self.writer.as_mut() {
             if write {
-                if metrics {
-                    crate::metrics::synchronous::write_synchronous(w, time);
-                }
                 w.enter(time, region);
             }
-            self.open.push(region);
+        } else if self.profile.is_none() {
+            return;
+        }
+        if let Some(p) = self.profile.as_mut() {
+            match p.simple_enter(time, region) {
+                Some(node) => p.enter_simple(time, node),
+                None => p.enter(time, region, &[]),
+            }
+        }
+        self.open.push(region);
+        self.after_writing(time);
+    }
+
+    /// After an event was written: when it filled a chunk, the budget takes it (off the fast
+    /// path: one compare here).
+    #[inline(always)]
+    fn after_writing(&mut self, time: u64) {
+        if let Some(w) = self.writer.as_ref() {
             if w.chunks_filled() != self.budget.chunks_seen {
                 self.chunk_filled(time);
             }
         }
     }
 
-    /// `enter_with` without synchronous metrics, in the common case only: the location has a
-    /// writer, room for one more open region and for the record in its chunk, and `time` is
-    /// later than its last. False, with nothing changed, otherwise. Calls nothing.
+    /// `enter_with` with the synchronous metrics read once for the trace and the profile;
+    /// `task`: the region is a task's (its begin, see `enter_task`).
+    #[cold]
+    #[inline(never)]
+    fn enter_with_metrics(&mut self, time: u64, region: u32, task: bool) {
+        let write = self.tallies.slot(region).enter(time);
+        if self.writer.is_none() && self.profile.is_none() {
+            return;
+        }
+        let mut values = [0u64; MAX_VALUES];
+        let n = crate::metrics::synchronous::read_values(&mut values);
+        if let (true, Some(w)) = (write, self.writer.as_mut()) {
+            crate::metrics::synchronous::write_values(w, time, &values[..n]);
+            w.enter(time, region);
+        }
+        if let Some(p) = self.profile.as_mut() {
+            if task {
+                p.begin_task(time, region, &values[..n]);
+            } else {
+                p.enter(time, region, &values[..n]);
+            }
+        }
+        self.open.push(region);
+        self.after_writing(time);
+    }
+
+    /// The Enter of an explicit task's region at its begin: in the profile, the task runs in a
+    /// tree of its own until this region is left (see `profile.rs`).
+    pub fn enter_task(&mut self, time: u64, region: u32, metrics: bool) {
+        if metrics {
+            self.enter_with_metrics(time, region, true);
+            return;
+        }
+        let write = self.tallies.slot(region).enter(time);
+        if let Some(w) = self.writer.as_mut() {
+            if write {
+                w.enter(time, region);
+            }
+        } else if self.profile.is_none() {
+            return;
+        }
+        if let Some(p) = self.profile.as_mut() {
+            p.begin_task(time, region, &[]);
+        }
+        self.open.push(region);
+        self.after_writing(time);
+    }
+
+    /// `enter_with` without synchronous metrics, in the common case only: the location has
+    /// room for one more open region, the trace (if any) for the record in its chunk with
+    /// `time` later than its last, and the profile (if any) finds the region's node as its
+    /// parent's last child. False, with nothing changed, otherwise. Calls nothing.
     #[inline(always)]
     pub fn try_enter_fast(&mut self, time: u64, region: u32) -> bool {
-        let Some(w) = self.writer.as_mut() else {
-            return false;
-        };
         let Some(tally) = self.tallies.get(region) else {
             return false;
         };
@@ -145,13 +229,29 @@ impl Location {
         if depth == self.open.capacity() {
             return false;
         }
-        if tally.throttled == 0 {
-            if !w.try_enter(time, region) {
-                return false;
+        let node = match self.profile.as_ref() {
+            Some(p) => match p.simple_enter(time, region) {
+                Some(node) => Some(node),
+                None => return false,
+            },
+            None => None,
+        };
+        match self.writer.as_mut() {
+            Some(w) if tally.throttled == 0 => {
+                if !w.try_enter(time, region) {
+                    return false;
+                }
+                tally.count_enter(time);
             }
-            tally.count_enter(time);
-        } else {
-            tally.enter(time);
+            // Stopped by the budget: counted, not written.
+            Some(_) => {
+                tally.enter(time);
+            }
+            None if node.is_some() => tally.count_enter(time),
+            None => return false,
+        }
+        if let (Some(p), Some(node)) = (self.profile.as_mut(), node) {
+            p.enter_simple(time, node);
         }
         // SAFETY: `depth < capacity`, checked above: the slot is allocated, and the stack grows
         // by that one initialised element (a plain `push` would keep its growth call here).
@@ -163,28 +263,51 @@ impl Location {
     }
 
     /// `leave_with` without synchronous metrics, in the common case only: `region` is the
-    /// innermost open one and the record fits as for `try_enter_fast`. Calls nothing.
+    /// innermost open one, the record fits as for `try_enter_fast`, and the profile's Leave is
+    /// a plain update (not the end of a task). Calls nothing.
     #[inline(always)]
     pub fn try_leave_fast(&mut self, time: u64, region: u32) -> bool {
-        let Some(w) = self.writer.as_mut() else {
-            return false;
-        };
         let Some(tally) = self.tallies.get(region) else {
             return false;
         };
         if self.open.last() != Some(&region) {
             return false;
         }
-        if tally.unrecorded_open == 0 {
-            if !w.try_leave(time, region) {
-                return false;
+        match self.profile.as_ref() {
+            Some(p) if !p.simple_leave(time) => return false,
+            None if self.writer.is_none() => return false,
+            _ => {}
+        }
+        match self.writer.as_mut() {
+            Some(w) if tally.unrecorded_open == 0 => {
+                if !w.try_leave(time, region) {
+                    return false;
+                }
+                tally.count_leave(time);
             }
-            tally.count_leave(time);
-        } else {
-            tally.leave(time);
+            Some(_) => {
+                tally.leave(time);
+            }
+            None => tally.count_leave(time),
+        }
+        if let Some(p) = self.profile.as_mut() {
+            p.leave_simple(time, region);
         }
         self.open.pop();
         true
+    }
+
+    /// The profile's Leave of the innermost open region, `region` (`values`: the synchronous
+    /// metrics read with it, if any).
+    #[inline(always)]
+    fn profile_leave(&mut self, time: u64, region: u32, values: &[u64]) {
+        if let Some(p) = self.profile.as_mut() {
+            if values.is_empty() && p.simple_leave(time) {
+                p.leave_simple(time, region);
+            } else {
+                p.leave(time, values);
+            }
+        }
     }
 
     /// Leaves `region`. Regions opened after it and not yet left are closed first; a Leave of a
@@ -198,40 +321,62 @@ impl Location {
     #[inline(always)]
     pub fn leave_with(&mut self, time: u64, region: u32, metrics: bool) {
         if self.open.last() == Some(&region) {
+            if metrics {
+                self.leave_innermost_with_metrics(time);
+                return;
+            }
             self.open.pop();
             let write = self.tallies.slot(region).leave(time);
             if let (true, Some(w)) = (write, self.writer.as_mut()) {
-                if metrics {
-                    crate::metrics::synchronous::write_synchronous(w, time);
-                }
                 w.leave(time, region);
-                if w.chunks_filled() != self.budget.chunks_seen {
-                    self.chunk_filled(time);
-                }
             }
+            self.profile_leave(time, region, &[]);
+            self.after_writing(time);
         } else {
             self.leave_out_of_order(time, region);
         }
     }
 
+    /// Leaves the innermost open region with the synchronous metrics (read once for the trace
+    /// and the profile).
+    #[cold]
+    #[inline(never)]
+    fn leave_innermost_with_metrics(&mut self, time: u64) {
+        let Some(region) = self.open.pop() else {
+            return;
+        };
+        let write = self.tallies.slot(region).leave(time);
+        let mut values = [0u64; MAX_VALUES];
+        let n = crate::metrics::synchronous::read_values(&mut values);
+        if let (true, Some(w)) = (write, self.writer.as_mut()) {
+            crate::metrics::synchronous::write_values(w, time, &values[..n]);
+            w.leave(time, region);
+        }
+        self.profile_leave(time, region, &values[..n]);
+        self.after_writing(time);
+    }
+
     #[cold]
     fn leave_out_of_order(&mut self, time: u64, region: u32) {
-        if self.writer.is_none() {
-            // Nothing is written here (a location that stopped recording, or has no file):
-            // its Enters were counted, never opened.
+        if self.writer.is_none() && self.profile.is_none() {
+            // Nothing is recorded here (a location the budget stopped, or one without a
+            // file): its Enters were counted, never opened.
             self.tallies.slot(region).leave(time);
             return;
         }
         if let Some(depth) = self.open.iter().rposition(|&r| r == region) {
+            let metrics = crate::metrics::synchronous::synchronous();
             while self.open.len() > depth {
+                if metrics {
+                    self.leave_innermost_with_metrics(time);
+                    continue;
+                }
                 let r = self.open.pop().unwrap_or(region);
                 let write = self.tallies.slot(r).leave(time);
                 if let (true, Some(w)) = (write, self.writer.as_mut()) {
-                    if crate::metrics::synchronous::synchronous() {
-                        crate::metrics::synchronous::write_synchronous(w, time);
-                    }
                     w.leave(time, r);
                 }
+                self.profile_leave(time, r, &[]);
             }
         } else {
             crate::base::diagnostics::warn_once(&format!("unbalanced-leave {region}"), || {
@@ -248,15 +393,12 @@ impl Location {
         if let Some(w) = self.budget.stopped.take() {
             self.writer = Some(w);
         }
-        self.leave_every_open_region(time);
-    }
-
-    fn leave_every_open_region(&mut self, time: u64) {
         while let Some(r) = self.open.pop() {
             let write = self.tallies.slot(r).leave(time);
             if let (true, Some(w)) = (write, self.writer.as_mut()) {
                 w.leave(time, r);
             }
+            self.profile_leave(time, r, &[]);
         }
     }
 
@@ -294,9 +436,33 @@ impl Location {
             );
         }
         if let Decision::Stop { .. } = decision {
-            self.leave_every_open_region(time);
+            self.end_written_visits(time);
             self.tallies.throttle_all();
             self.budget.stopped = self.writer.take();
+        }
+    }
+
+    /// The budget is used up: the Leave of every open visit whose Enter was written is written
+    /// now, innermost first, so the trace stays balanced. The regions stay open here (the
+    /// profile and the counts follow the program, which has not left them); their own Leaves
+    /// will not be written.
+    fn end_written_visits(&mut self, time: u64) {
+        let mut unwritten_seen: std::collections::HashMap<u32, u32> =
+            std::collections::HashMap::new();
+        let mut written = Vec::new();
+        for &r in self.open.iter().rev() {
+            let seen = unwritten_seen.entry(r).or_insert(0);
+            if *seen < self.tallies.slot(r).unrecorded_open {
+                *seen += 1;
+            } else {
+                written.push(r);
+            }
+        }
+        for r in written {
+            if let Some(w) = self.writer.as_mut() {
+                w.leave(time, r);
+            }
+            self.tallies.slot(r).unrecorded_open += 1;
         }
     }
 
@@ -375,6 +541,12 @@ impl Location {
                 if w.write_prepared(time, &self.team_records.begin) {
                     // Never stopped by the budget: its events carry the team's structure.
                     self.tallies.slot(region).count_enter(time);
+                    if let Some(p) = self.profile.as_mut() {
+                        match p.simple_enter(time, region) {
+                            Some(node) => p.enter_simple(time, node),
+                            None => p.enter(time, region, &[]),
+                        }
+                    }
                     self.open.push(region);
                     return;
                 }
@@ -395,6 +567,9 @@ impl Location {
     ) {
         self.thread_team_begin(time, tid, team);
         self.enter_with(time, region, metrics);
+        if self.writer.is_none() {
+            return;
+        }
         if self.team_records.begin_key != (tid, team, region)
             || self.team_records.begin.events() == 0
         {
@@ -420,6 +595,7 @@ impl Location {
                 if w.write_prepared(time, &self.team_records.end) {
                     self.tallies.slot(region).count_leave(time);
                     self.open.pop();
+                    self.profile_leave(time, region, &[]);
                     return;
                 }
             }
@@ -433,6 +609,9 @@ impl Location {
         let team = self.team;
         self.leave_with(time, region, metrics);
         self.thread_team_end(time);
+        if self.writer.is_none() {
+            return;
+        }
         if self.team_records.end_key != (region, team) || self.team_records.end.events() == 0 {
             let mut prepared = PreparedRecords::new();
             prepared.leave(region).thread_team_end(team);
@@ -465,6 +644,51 @@ impl Location {
 
     /// Ends recording on this location and hands back its writer.
     pub fn take_writer(&mut self) -> Option<EventWriter<BackgroundSink>> {
-        self.writer.take().or_else(|| self.budget.stopped.take())
+        self.writer.take()
+    }
+
+    /// Whether this location keeps a profile.
+    #[inline(always)]
+    pub fn profiling(&self) -> bool {
+        self.profile.is_some()
+    }
+
+    /// Ends profiling on this location and hands back its profile.
+    pub fn take_profile(&mut self) -> Option<Profile> {
+        self.profile.take()
+    }
+
+    /// The call path this location records into now, as a fork hands it to its team
+    /// (location number << 32 | node; see `Profile::current_path`), when profiling.
+    #[inline(always)]
+    pub fn profile_path(&self) -> Option<u64> {
+        let p = self.profile.as_ref()?;
+        Some((u64::from(self.number) << 32) | u64::from(p.current_path()))
+    }
+
+    /// This location begins work in a team (before the Enter of its parallel region): in the
+    /// profile, the task it runs now is the team's implicit task.
+    #[inline(always)]
+    pub fn profile_team_begin(&mut self) {
+        if let Some(p) = self.profile.as_mut() {
+            p.team_begin();
+        }
+    }
+
+    /// This location's work in its innermost team ends (after the Leave of its parallel
+    /// region).
+    #[inline(always)]
+    pub fn profile_team_end(&mut self) {
+        if let Some(p) = self.profile.as_mut() {
+            p.team_end();
+        }
+    }
+
+    /// This location starts working in a team forked at `path` (`profile_path` of the forking
+    /// location): its profile hangs what follows under that call path.
+    pub fn profile_thread_start(&mut self, path: u64) {
+        if let Some(p) = self.profile.as_mut() {
+            p.thread_start(path);
+        }
     }
 }

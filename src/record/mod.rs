@@ -4,3 +4,4 @@
 
 pub(crate) mod budget;
 pub(crate) mod location;
+pub(crate) mod profile;

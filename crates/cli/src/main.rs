@@ -27,6 +27,7 @@ mod summary;
 mod terminal_text;
 mod trace_definitions;
 mod unify;
+mod unify_profile;
 mod view;
 
 mod wrap;

@@ -4,6 +4,7 @@
 //! A rank that never wrote its part is recovered first, like `pomptrace recover` recovers a
 //! process: its part from its journal, its events up to its last whole chunk. Ranks that left
 //! neither are named.
+//! The ranks' profile parts, when the job was profiled, are merged too (`unify_profile.rs`).
 
 use std::path::{Path, PathBuf};
 
@@ -25,12 +26,26 @@ pub struct UnifyArgs {
 }
 
 pub fn run(args: &UnifyArgs) -> Result<(), Failure> {
+    let profile = crate::unify_profile::pending(&args.dir);
+    let profile_only = profile && !has_trace_parts(&args.dir);
     let anchor = args.dir.join("traces.otf2");
     if let Ok(metadata) = std::fs::metadata(&anchor) {
-        return Err(Failure::Error(match not_regular(metadata.file_type()) {
-            None => format!("{} exists: the job is already unified", anchor.display()),
-            Some(kind) => format!("{} is {kind}, not a trace", anchor.display()),
-        }));
+        if let Some(kind) = not_regular(metadata.file_type()) {
+            return Err(Failure::Error(format!(
+                "{} is {kind}, not a trace",
+                anchor.display()
+            )));
+        }
+    }
+    if anchor.exists() || profile_only {
+        if profile {
+            let out = crate::unify_profile::unify(&args.dir).map_err(Failure::Error)?;
+            return print_stdout(&out);
+        }
+        return Err(Failure::Error(format!(
+            "{} exists: the job is already unified",
+            anchor.display()
+        )));
     }
     let parts_dir = args.dir.join(PARTS_DIR);
     let recovered = recover_unfinished_ranks(&args.dir, &parts_dir);
@@ -54,6 +69,9 @@ pub fn run(args: &UnifyArgs) -> Result<(), Failure> {
             "pomptrace: {} definitions of kinds that unify does not merge were left out\n",
             summary.skipped_definitions
         ));
+    }
+    if profile {
+        out.push_str(&crate::unify_profile::unify(&args.dir).map_err(Failure::Error)?);
     }
     print_stdout(&out)
 }
@@ -92,4 +110,14 @@ fn recover_unfinished_ranks(dir: &Path, parts_dir: &Path) -> String {
         });
     }
     out
+}
+
+/// Whether the ranks wrote trace definitions (`DIR/ranks/<rank>.otf2`): not when the job ran
+/// without tracing.
+fn has_trace_parts(dir: &std::path::Path) -> bool {
+    std::fs::read_dir(dir.join(PARTS_DIR)).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".otf2"))
+    })
 }

@@ -16,6 +16,7 @@ pub mod cube;
 pub mod defs;
 pub mod directory;
 pub mod events;
+pub mod profile_unify;
 pub mod reader;
 pub mod records;
 pub mod recovery;
