@@ -2,8 +2,9 @@
 //! profile is rebuilt from its recovered trace. The trace's Enter and Leave records of each
 //! location are fed to the same call tree the run kept (`record/profile.rs`), with team begins
 //! and task regions as the run saw them, and the trees are merged and written as the end of a
-//! run does (`profile_write.rs`). Regions still open when the run was killed count no visit,
-//! as the trace holds no Leave for them.
+//! run does (`profile_write.rs`). A region still open when the run was killed counts its visit,
+//! with the time up to the location's last record, as Score-P closes the regions of a run that
+//! aborts.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -242,12 +243,16 @@ pub fn recover_profile(dir: &Path) -> Result<Option<String>, String> {
         let mut instances: HashMap<u32, u32> = HashMap::new();
         let mut values = [0u64; MAX_VALUES];
         let mut read = 0usize;
+        let mut last_values = 0usize;
+        let mut location_last = 0u64;
         for record in events(id)?.flatten() {
             let t = record.time;
+            location_last = location_last.max(t);
             // The synchronous metrics come just before the Enter or Leave they belong to.
             if let Event::Metric { metric, values: v } = &record.event {
                 if *metric == SYNCHRONOUS_CLASS {
                     read = v.len().min(metrics.len());
+                    last_values = read;
                     for (slot, value) in values.iter_mut().zip(&v[..read]) {
                         *slot = value.raw;
                     }
@@ -296,6 +301,7 @@ pub fn recover_profile(dir: &Path) -> Result<Option<String>, String> {
             }
             read = 0;
         }
+        profile.leave_open(location_last, &values[..last_values]);
         profiles.insert(id, profile);
     }
     let locations: Vec<LocationProfile> = d

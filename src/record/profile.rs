@@ -353,6 +353,14 @@ impl Profile {
         self.refresh();
     }
 
+    /// Leaves every region still open at `time`, innermost first (a run that ended without
+    /// leaving them: a visit that began counts, up to the last thing the location did).
+    pub fn leave_open(&mut self, time: u64, values: &[u64]) {
+        while !self.frames.is_empty() {
+            self.leave(time, values);
+        }
+    }
+
     /// The end of the running explicit task (its region was left): the task below resumes.
     fn end_task(&mut self, time: u64, values: &[u64]) {
         let Some(below) = self.below.pop() else {
