@@ -9,6 +9,8 @@ pub(crate) mod finish;
 pub(crate) mod measurement;
 pub(crate) mod membarrier;
 pub(crate) mod process;
+pub(crate) mod retire;
 pub(crate) mod start;
 pub(crate) mod state;
+pub(crate) mod thread_exit;
 pub(crate) mod write;
