@@ -124,8 +124,8 @@ pub(crate) fn existing() -> Option<&'static ThreadState> {
     unsafe { slot::get().as_ref() }
 }
 
-/// States of threads that have ended, for new threads.
-static SPARE_STATES: SignalSafeMutex<Vec<StatePtr>> = SignalSafeMutex::new(Vec::new());
+/// States of threads that have ended, for new threads. Held across fork() like `STATES`.
+pub(crate) static SPARE_STATES: SignalSafeMutex<Vec<StatePtr>> = SignalSafeMutex::new(Vec::new());
 
 #[cold]
 #[inline(never)]
@@ -307,36 +307,35 @@ mod tests {
 
     #[test]
     fn the_state_of_an_ended_thread_goes_to_a_new_one_reset() {
-        let (first, tid) = std::thread::spawn(|| {
+        let first = std::thread::spawn(|| {
             let s = state();
             s.task_counter.set(77);
             s.forks_open.set(3);
-            (s as *const ThreadState as usize, s.tid.get())
+            s as *const ThreadState as usize
         })
         .join()
         .unwrap();
-        // Other tests' threads may take it first: look for it among a few new threads.
-        let reused = (0..64).find_map(|_| {
-            std::thread::spawn(move || {
-                let s = state();
-                (s as *const ThreadState as usize == first)
-                    .then(|| (s.task_counter.get(), s.forks_open.get(), s.tid.get()))
-            })
-            .join()
-            .unwrap()
+        // Threads alive at once take every spare state (other tests' ended threads' too).
+        let alive = 32;
+        let barrier = std::sync::Barrier::new(alive);
+        let reused = std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..alive)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let s = state();
+                        let tid = unsafe { libc::gettid() } as u32;
+                        let found = (s as *const ThreadState as usize == first).then(|| {
+                            (s.task_counter.get(), s.forks_open.get(), s.tid.get() == tid)
+                        });
+                        barrier.wait();
+                        found
+                    })
+                })
+                .collect();
+            threads.into_iter().find_map(|t| t.join().unwrap())
         });
-        let (counter, forks, new_tid) = reused.expect("an ended thread's state is reused");
+        let (counter, forks, own_tid) = reused.expect("an ended thread's state is reused");
         assert_eq!((counter, forks), (1, 0), "reset as a new state");
-        assert_ne!(new_tid, 0);
-        let _ = tid;
-    }
-
-    #[test]
-    fn task_ids_count_up_per_thread() {
-        let s = state();
-        let a = s.new_task_id();
-        let b = s.new_task_id();
-        assert_eq!(b as u32, a as u32 + 1);
-        assert!(a as u32 >= 1);
+        assert!(own_tid, "with the new thread's id");
     }
 }

@@ -414,3 +414,40 @@ impl Location {
         self.retired.as_ref()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_thread_at_a_time_holds_a_locations_ownership_word() {
+        let cell = LocationCell::without_writer();
+        assert!(!cell.holds(7));
+        assert!(cell.take(7));
+        assert!(cell.holds(7));
+        assert!(!cell.take(8), "a second writer is refused");
+        cell.release(8);
+        assert!(cell.holds(7), "only the holder gives it back");
+        cell.release(7);
+        assert!(cell.take(8), "free again");
+        cell.release(8);
+        assert!(cell.take_for_retirement());
+        assert!(!cell.take(7), "nobody takes a retired location");
+        assert!(!cell.take_for_retirement());
+    }
+
+    #[test]
+    fn concurrent_takers_get_it_once() {
+        let cell = LocationCell::without_writer();
+        let won: u32 = std::thread::scope(|s| {
+            let handles: Vec<_> = (1..=8u32)
+                .map(|tid| {
+                    let cell = &cell;
+                    s.spawn(move || u32::from(cell.take(tid)))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        assert_eq!(won, 1);
+    }
+}
