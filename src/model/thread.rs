@@ -323,6 +323,7 @@ mod tests {
                 .map(|_| {
                     scope.spawn(|| {
                         let s = state();
+                        // SAFETY: gettid has no preconditions.
                         let tid = unsafe { libc::gettid() } as u32;
                         let found = (s as *const ThreadState as usize == first).then(|| {
                             (s.task_counter.get(), s.forks_open.get(), s.tid.get() == tid)
