@@ -13,6 +13,7 @@ extern "C" {
     fn pomptrace_omp_get_num_threads() -> c_int;
     fn pomptrace_omp_get_ancestor_thread_num(level: c_int) -> c_int;
     fn pomptrace_omp_get_team_size(level: c_int) -> c_int;
+    fn pomptrace_omp_team_size_and_thread_num(thread_num: *mut c_int) -> c_int;
     fn pomptrace_omp_init_lock(lock: *mut c_void) -> c_int;
     fn pomptrace_omp_destroy_lock(lock: *mut c_void) -> c_int;
     fn pomptrace_omp_set_lock(lock: *mut c_void) -> c_int;
@@ -64,6 +65,13 @@ pub fn level_and_thread_num() -> (u32, u32) {
     // SAFETY: the shim writes one int through the pointer it is given.
     let level = unsafe { pomptrace_omp_level_and_thread_num(&mut thread_num) };
     (level.max(0) as u32, thread_num.max(0) as u32)
+}
+/// (size of the calling thread's current team, its number in it), in one call.
+pub fn team_size_and_thread_num() -> (u32, u32) {
+    let mut thread_num: c_int = 0;
+    // SAFETY: the shim writes one int through the pointer it is given.
+    let size = unsafe { pomptrace_omp_team_size_and_thread_num(&mut thread_num) };
+    (size.max(1) as u32, thread_num.max(0) as u32)
 }
 /// Size of the calling thread's current team (1 outside any parallel region).
 pub fn num_threads() -> u32 {

@@ -56,6 +56,13 @@ int pomptrace_omp_level_and_thread_num(int *thread_num)
     *thread_num = omp_get_thread_num ? omp_get_thread_num() : 0;
     return omp_get_level ? omp_get_level() : 0;
 }
+/* The size of the calling thread's current team, and its number in it, in one call (no runtime:
+ * a team of one). */
+int pomptrace_omp_team_size_and_thread_num(int *thread_num)
+{
+    *thread_num = omp_get_thread_num ? omp_get_thread_num() : 0;
+    return omp_get_num_threads ? omp_get_num_threads() : 1;
+}
 int pomptrace_omp_get_ancestor_thread_num(int level)
 {
     return omp_get_ancestor_thread_num ? omp_get_ancestor_thread_num(level) : (level == 0 ? 0 : -1);
@@ -120,16 +127,21 @@ void pomptrace_call_init_regions(void)
 
 /*
  * pomp_tpd: the thread-private variable that code instrumented with `opari2 --omp-tpd` declares
- * extern and copies into every team (copyin). It must be a real TLS symbol; gfortran references
- * `pomp_tpd_`, C with the default mangling `pomp_tpd`. pomptrace identifies threads through the
- * OpenMP ancestry routines instead, so the value is only kept, never interpreted.
+ * extern and copies into every member of a team it forks (copyin). It must be a real TLS symbol;
+ * gfortran and C with `--omp-tpd-mangling=gnu` (what `pomptrace gcc` passes) reference
+ * `pomp_tpd_`, C with the default mangling `pomp_tpd`: one variable under both names. A forking
+ * thread stores its node of the thread tree in it, so each member of the team finds its parent
+ * there at its team begin (src/model/team.rs). Read and written by the Rust side through the
+ * interposable name `pomp_tpd_`: a Fortran program defines its own (a TLS common), which then
+ * takes the place of this one.
  */
 __thread long long pomp_tpd_ __attribute__((aligned(16))) = 0;
-__thread long long pomp_tpd __attribute__((aligned(16))) = 0;
+extern __thread long long pomp_tpd __attribute__((alias("pomp_tpd_"), aligned(16)));
+long long* pomptrace_pomp_tpd_slot(void) { return &pomp_tpd_; }
 
 /*
  * The one thread-local the hot path reads: a pointer to the calling thread's state (see
- * src/measure/thread.rs). Defined here because C can ask for the initial-exec TLS model, which
+ * src/model/thread.rs). Defined here because C can ask for the initial-exec TLS model, which
  * makes reading it one `mov %fs:` instead of a call to __tls_get_addr from the shared library;
  * the Rust side reads it with two instructions of inline assembly. Hidden: no one else uses it.
  */
@@ -137,9 +149,10 @@ __thread void* pomptrace_thread_state __attribute__((tls_model("initial-exec"), 
 void** pomptrace_thread_state_slot(void) { return &pomptrace_thread_state; }
 
 /*
- * The default-device ICV, used as a channel from a forking thread to its new team: OpenMP copies
- * a task's data-environment ICVs into every implicit task of the team it forks, so a value set
- * just before the fork is what each member reads first thing in the region (and restores).
+ * The default-device ICV, the channel from a forking thread to its new team where the team does
+ * not receive pomp_tpd (see src/model/team.rs): OpenMP copies a task's data-environment ICVs into
+ * every implicit task of the team it forks, so a value set just before the fork is what each
+ * member reads first thing in the region, and puts back before the program's code runs.
  */
 extern int omp_get_default_device(void) __attribute__((weak));
 extern void omp_set_default_device(int) __attribute__((weak));

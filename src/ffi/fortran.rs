@@ -300,8 +300,8 @@ fortran! {
      ctc: *const c_char, len: Len) {
         // SAFETY: the module's contract.
         unsafe {
-            let _ = construct(h, ctc, len, false);
-            put(old, m::parallel_fork(value(if_clause) != 0, value(num_threads)));
+            let c = construct(h, ctc, len, false);
+            put(old, m::parallel_fork(c, value(if_clause) != 0, value(num_threads)));
         }
     }
 

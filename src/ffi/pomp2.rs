@@ -78,9 +78,10 @@ pub unsafe extern "C" fn POMP2_Parallel_fork(
     pomp2_old_task: *mut POMP2_Task_handle,
     ctc_string: *const c_char,
 ) {
-    // The construct is only assigned here; the fork itself needs no region.
-    with_construct!("POMP2_Parallel_fork", pomp2_handle, ctc_string, |_c| {
-        m::parallel_fork(if_clause != 0, num_threads)
+    // The construct is assigned here; the fork needs no region, only what the construct's
+    // teams are known to receive (`Construct::copies_tpd`).
+    with_construct!("POMP2_Parallel_fork", pomp2_handle, ctc_string, |c| {
+        m::parallel_fork(c, if_clause != 0, num_threads)
     } => pomp2_old_task)
 }
 

@@ -217,7 +217,7 @@ impl Measurement {
         root_team.set_member(0, 0);
         let root = Node::root(master, String::new());
         if crate::openmp::level() == 0 {
-            team::adopt(thread::state(), root);
+            team::adopt(thread::state(), root, false, &m);
         }
         // Otherwise the start came from inside a parallel region the library did not see begin
         // (an orphaned construct called from uninstrumented code, possibly on a worker): the
@@ -228,6 +228,8 @@ impl Measurement {
     }
 
     fn create_location(&self, name: String, team: u32) -> Result<&'static LocationCell, String> {
+        // A new thread's location: where the ended ones' memory is worth taking back.
+        super::retire::retire_ended(&self.writer);
         let mut locations = self.locations.lock();
         let number = locations.len() as u32;
         let archive = self.archive.lock();
@@ -292,7 +294,7 @@ impl Measurement {
         let master = unsafe { self.root().location.get() };
         master.write_with_thread_id(
             self.start.ticks,
-            thread::state().tid,
+            thread::state().tid.get(),
             &Event::ProgramBegin {
                 program_name: name,
                 arguments,

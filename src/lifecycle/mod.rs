@@ -11,6 +11,8 @@ pub(crate) mod membarrier;
 pub(crate) mod process;
 pub(crate) mod profile_recover;
 pub(crate) mod profile_write;
+pub(crate) mod retire;
 pub(crate) mod start;
 pub(crate) mod state;
+pub(crate) mod thread_exit;
 pub(crate) mod write;

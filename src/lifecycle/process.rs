@@ -48,17 +48,19 @@ pub(crate) fn register_exit_handler() {
 pub(crate) fn register_fork_handler() {
     use crate::base::diagnostics::WARNED;
     use crate::model::lock_table as locks;
-    use crate::model::thread::STATES;
+    use crate::model::thread::{SPARE_STATES, STATES};
     use crate::output::registry::REGISTRY;
     extern "C" fn prepare() {
         WARNED.hold_across_fork();
         locks::hold_for_fork();
         REGISTRY.hold_across_fork();
         STATES.hold_across_fork();
+        SPARE_STATES.hold_across_fork();
     }
     extern "C" fn in_parent() {
         // SAFETY: `prepare` locked these on this thread.
         unsafe {
+            SPARE_STATES.release_in_parent();
             STATES.release_in_parent();
             REGISTRY.release_in_parent();
             locks::release_after_fork();
@@ -72,6 +74,7 @@ pub(crate) fn register_fork_handler() {
         SIGNAL_WRITER_READY.store(false, Ordering::Release);
         // SAFETY: `prepare` locked these on the thread that is now the child's only one.
         unsafe {
+            SPARE_STATES.reset_in_child();
             STATES.reset_in_child();
             REGISTRY.reset_in_child();
             locks::reset_after_fork_in_child();

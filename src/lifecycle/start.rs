@@ -71,6 +71,7 @@ fn start_slow() -> Option<&'static Measurement> {
     membarrier::register_membarrier();
     process::register_exit_handler();
     process::register_signal_handlers();
+    crate::model::thread::set_exit_hook(super::thread_exit::thread_ends);
     m.program_begin();
     STATE.store(RUNNING, Ordering::Release);
     update_hot();

@@ -128,6 +128,25 @@ pub fn write_trace(
                     }
                 }
             }
+        } else if let Some(retired) = loc.retired() {
+            // Its thread ended before the measurement (see `retire.rs`).
+            if retired.clamped_timestamps > 0 {
+                errors.push(format!(
+                    "{} timestamps of {} went backwards and were recorded as the previous one",
+                    retired.clamped_timestamps, loc.name
+                ));
+            }
+            if retired.oversized_events > 0 {
+                errors.push(format!(
+                    "{} events of {} were larger than an event chunk and were left out",
+                    retired.oversized_events, loc.name
+                ));
+            }
+            if let Some(e) = &retired.error {
+                errors.push(format!("writing the events of {} failed: {e}", loc.name));
+            }
+            events[loc.number as usize] = retired.events;
+            waits = (waits.0 + retired.waited.0, waits.1 + retired.waited.1);
         }
     }
     let budget_report = budget::Report::collect(

@@ -6,15 +6,19 @@
 //! The pointer lives in C (`src/openmp_shim.c`) with the initial-exec TLS model, and x86-64
 //! reads it with one `%fs`-relative load: in the shared library a Rust `thread_local!` would cost
 //! a call to `__tls_get_addr` on every event. States are allocated on a thread's first call and
-//! never freed (finalize may look at the busy flag of any thread that ever recorded).
+//! never freed (finalize may look at the busy flag of any thread that ever recorded); when a
+//! thread ends, a pthread key's destructor runs the exit hook (`set_exit_hook`) and keeps its
+//! state for the next new thread, so a program that starts a thread per request holds as many
+//! states as it has threads at once.
 
 use std::cell::{Cell, RefCell, UnsafeCell};
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::OnceLock;
 
 use crate::base::signal_safe_mutex::SignalSafeMutex;
 use crate::model::lock_table::{LockCache, CACHE_SLOTS};
-use crate::model::tree::{CachedPosition, Node, Saved, Team};
-use crate::record::location::Location;
+use crate::model::tree::{CachedPosition, ForkPosition, Node, Saved, Team};
+use crate::record::location::{Location, LocationCell};
 
 /// One thread's state. Only its own thread touches it, except `busy` and `location`, which
 /// finalize reads (hence atomics; on x86 their relaxed accesses are plain moves).
@@ -25,20 +29,29 @@ pub struct ThreadState {
     pub(crate) busy: AtomicBool,
     location: AtomicPtr<Location>,
     pub(crate) node: Cell<*const Node>,
+    /// The node was guessed from the OpenMP ancestry: the thread was first seen inside a team
+    /// it did not see begin (`team::adopt`).
+    pub(crate) guessed: Cell<bool>,
     /// The team the thread works in now (null: its root's own team).
     pub(crate) team: Cell<*const Team>,
     pub(crate) task: Cell<i64>,
     task_counter: Cell<u32>,
-    /// The OS thread id, for the ThreadId attribute (read once).
-    pub(crate) tid: u32,
+    /// The OS thread id, for the ThreadId attribute and the locations' ownership words (read
+    /// once, when the state is given to its thread).
+    pub(crate) tid: Cell<u32>,
     /// What the thread was before each team begin not ended yet (`push_saved`, `pop_saved`).
     saved: UnsafeCell<Vec<Saved>>,
     pub(crate) position: Cell<Option<CachedPosition>>,
+    /// The position taken at the last team begin from the node the fork handed over.
+    pub(crate) fork_position: Cell<Option<ForkPosition>>,
     /// Forks of this thread not joined yet.
     pub(crate) forks_open: Cell<u32>,
     /// (fork depth, default-device value) to restore at the joins of this thread's forks that
     /// changed it (see `team.rs`).
     pub(crate) fork_restores: RefCell<Vec<(u32, i32)>>,
+    /// Locations of this thread's own that stand in for positions whose location another
+    /// thread held when this one took them: (that location, the stand-in). See `team.rs`.
+    pub(crate) stand_ins: RefCell<Vec<(*const LocationCell, &'static LocationCell)>>,
     /// The OpenMP locks this thread used last (see `locks.rs`).
     lock_cache: UnsafeCell<LockCache>,
 }
@@ -111,28 +124,108 @@ pub(crate) fn existing() -> Option<&'static ThreadState> {
     unsafe { slot::get().as_ref() }
 }
 
+/// States of threads that have ended, for new threads. Held across fork() like `STATES`.
+pub(crate) static SPARE_STATES: SignalSafeMutex<Vec<StatePtr>> = SignalSafeMutex::new(Vec::new());
+
 #[cold]
 #[inline(never)]
 fn create() -> &'static ThreadState {
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::gettid() } as u32;
-    let state: &'static ThreadState = Box::leak(Box::new(ThreadState {
+    let spare = SPARE_STATES.lock().pop();
+    let state: &'static ThreadState = match spare {
+        Some(StatePtr(state)) => {
+            // The ended thread left it as `fresh` makes one (see `thread_ended`).
+            state.tid.set(tid);
+            state
+        }
+        None => {
+            let state: &'static ThreadState = Box::leak(Box::new(fresh(tid)));
+            STATES.lock().push(StatePtr(state));
+            state
+        }
+    };
+    set_slot(state as *const ThreadState as *mut ThreadState);
+    watch_exit(state);
+    state
+}
+
+fn fresh(tid: u32) -> ThreadState {
+    ThreadState {
         busy: AtomicBool::new(false),
         location: AtomicPtr::new(std::ptr::null_mut()),
         node: Cell::new(std::ptr::null()),
+        guessed: Cell::new(false),
         team: Cell::new(std::ptr::null()),
         task: Cell::new(0),
         task_counter: Cell::new(1),
-        tid,
+        tid: Cell::new(tid),
         saved: UnsafeCell::new(Vec::new()),
         position: Cell::new(None),
+        fork_position: Cell::new(None),
         forks_open: Cell::new(0),
         fork_restores: RefCell::new(Vec::new()),
+        stand_ins: RefCell::new(Vec::new()),
         lock_cache: UnsafeCell::new([(0, 0, None); CACHE_SLOTS]),
+    }
+}
+
+/// What runs when a thread with a state ends, before its state is kept for another thread
+/// (registered by the measurement's start; see `lifecycle::retire`).
+static EXIT_HOOK: OnceLock<fn(&'static ThreadState)> = OnceLock::new();
+
+pub(crate) fn set_exit_hook(hook: fn(&'static ThreadState)) {
+    let _ = EXIT_HOOK.set(hook);
+}
+
+/// The pthread key whose destructor tells of a thread's end (None: it could not be created;
+/// states are then never reused).
+static EXIT_KEY: OnceLock<Option<libc::pthread_key_t>> = OnceLock::new();
+
+/// Has `thread_ended` run when the calling thread ends (after its own thread-local
+/// destructors; the initial thread ends with the process and never runs it).
+fn watch_exit(state: &'static ThreadState) {
+    let key = EXIT_KEY.get_or_init(|| {
+        let mut key: libc::pthread_key_t = 0;
+        // SAFETY: `key` is writable; the destructor has C linkage and never unwinds.
+        (unsafe { libc::pthread_key_create(&mut key, Some(thread_ended)) } == 0).then_some(key)
+    });
+    if let Some(key) = key {
+        // SAFETY: a key created above; the value is this thread's leaked state.
+        unsafe { libc::pthread_setspecific(*key, state as *const ThreadState as *const _) };
+    }
+}
+
+extern "C" fn thread_ended(value: *mut libc::c_void) {
+    // SAFETY: the key's values are only ever leaked states (`watch_exit`).
+    let Some(state) = (unsafe { (value as *const ThreadState).as_ref() }) else {
+        return;
+    };
+    // Never unwind into the C runtime.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        if let Some(hook) = EXIT_HOOK.get() {
+            hook(state);
+        }
+        // The state goes back as `fresh` makes one: whatever ran after this (another key's
+        // destructor calling POMP2) creates a new one.
+        state.busy.store(false, Ordering::Release);
+        state.set_location(std::ptr::null_mut());
+        state.node.set(std::ptr::null());
+        state.guessed.set(false);
+        state.team.set(std::ptr::null());
+        state.task.set(0);
+        state.task_counter.set(1);
+        // SAFETY: the ending thread is the state's only user (see `push_saved`).
+        unsafe { (*state.saved.get()).clear() };
+        state.position.set(None);
+        state.fork_position.set(None);
+        state.forks_open.set(0);
+        state.fork_restores.borrow_mut().clear();
+        state.stand_ins.borrow_mut().clear();
+        state.with_lock_cache(|cache| *cache = [(0, 0, None); CACHE_SLOTS]);
+        set_slot(std::ptr::null_mut());
+        SPARE_STATES.lock().push(StatePtr(state));
     }));
-    STATES.lock().push(StatePtr(state));
-    set_slot(state as *const ThreadState as *mut ThreadState);
-    state
 }
 
 /// Calls `f` with every thread's busy flag and current location (finalize).
@@ -209,15 +302,41 @@ mod tests {
             .join()
             .unwrap();
         assert_ne!(here, there);
-        assert_eq!(state().tid, unsafe { libc::gettid() } as u32);
+        assert_eq!(state().tid.get(), unsafe { libc::gettid() } as u32);
     }
 
     #[test]
-    fn task_ids_count_up_per_thread() {
-        let s = state();
-        let a = s.new_task_id();
-        let b = s.new_task_id();
-        assert_eq!(b as u32, a as u32 + 1);
-        assert!(a as u32 >= 1);
+    fn the_state_of_an_ended_thread_goes_to_a_new_one_reset() {
+        let first = std::thread::spawn(|| {
+            let s = state();
+            s.task_counter.set(77);
+            s.forks_open.set(3);
+            s as *const ThreadState as usize
+        })
+        .join()
+        .unwrap();
+        // Threads alive at once take every spare state (other tests' ended threads' too).
+        let alive = 32;
+        let barrier = std::sync::Barrier::new(alive);
+        let reused = std::thread::scope(|scope| {
+            let threads: Vec<_> = (0..alive)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let s = state();
+                        // SAFETY: gettid has no preconditions.
+                        let tid = unsafe { libc::gettid() } as u32;
+                        let found = (s as *const ThreadState as usize == first).then(|| {
+                            (s.task_counter.get(), s.forks_open.get(), s.tid.get() == tid)
+                        });
+                        barrier.wait();
+                        found
+                    })
+                })
+                .collect();
+            threads.into_iter().find_map(|t| t.join().unwrap())
+        });
+        let (counter, forks, own_tid) = reused.expect("an ended thread's state is reused");
+        assert_eq!((counter, forks), (1, 0), "reset as a new state");
+        assert!(own_tid, "with the new thread's id");
     }
 }

@@ -21,6 +21,9 @@ pub(crate) struct Saved {
     /// before (the master's location continues into the team and back).
     pub team_location: *mut Location,
     pub team_before: u32,
+    /// The location whose ownership word the thread took at the team begin, to give back at
+    /// its end (null: it held the word before, or recorded into a location of its own).
+    pub claimed: *const LocationCell,
 }
 
 /// Levels of nesting whose positions a thread remembers between team begins.
@@ -38,6 +41,19 @@ pub(crate) struct CachedPosition {
     pub node: *const Node,
     pub team: *const Team,
     pub thread: u32,
+}
+
+/// The position a thread took at its last team begin from the node its fork handed it
+/// (`pomp_tpd`, see `team.rs`): valid while the same node forks from the same team and the
+/// runtime gives the same size and thread number.
+#[derive(Clone, Copy)]
+pub(crate) struct ForkPosition {
+    pub parent: *const Node,
+    pub forking_team: *const Team,
+    pub size: u32,
+    pub thread: u32,
+    pub node: *const Node,
+    pub team: *const Team,
 }
 
 /// One thread team (one Comm in the trace).
@@ -167,6 +183,20 @@ impl Node {
             SEVERAL_ROOTS.store(true, Ordering::Release);
         }
         Node::new(location, prefix, None)
+    }
+
+    /// Every location of this node and the nodes below it, each once (a child 0 shares its
+    /// parent's).
+    pub(crate) fn subtree_locations(&'static self) -> Vec<&'static LocationCell> {
+        let mut out: Vec<&'static LocationCell> = Vec::new();
+        let mut pending = vec![self];
+        while let Some(node) = pending.pop() {
+            if !out.iter().any(|l| std::ptr::eq(*l, node.location)) {
+                out.push(node.location);
+            }
+            pending.extend(node.children.lock().iter().flatten());
+        }
+        out
     }
 
     pub(crate) fn child(&'static self, k: u32, factory: &dyn Factory) -> &'static Node {

@@ -97,7 +97,8 @@ static OTHER_ROOTS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32:
 #[inline(never)]
 #[allow(clippy::mut_from_ref)] // the location is this thread's by the thread-tree contract
 fn attach(m: &'static Measurement, thread: &'static ThreadState) -> &'static mut Location {
-    let node = if crate::openmp::level() == 0 {
+    let guessed = crate::openmp::level() > 0;
+    let node = if !guessed {
         // Not the initial thread (that one has a location from the start): a thread the
         // program created itself is a root of its own, and its teams hang under it.
         let n = OTHER_ROOTS.fetch_add(1, Ordering::Relaxed) + 1;
@@ -107,9 +108,9 @@ fn attach(m: &'static Measurement, thread: &'static ThreadState) -> &'static mut
     } else {
         team::resolve(thread, m.root(), m.root_team, m).0
     };
-    team::adopt(thread, node);
-    // SAFETY: the position `node` now belongs to this thread.
-    unsafe { node.location.get() }
+    team::adopt(thread, node, guessed, m);
+    // SAFETY: the thread holds the location's ownership word (`adopt`).
+    unsafe { &mut *thread.location_ptr() }
 }
 
 /// The team the calling thread works in now.
@@ -245,11 +246,16 @@ fn switch_back(loc: &mut Location, time: u64, current: i64, old: i64) {
 
 // ---- parallel regions -------------------------------------------------------------------
 
+/// What a fork hands over for a construct whose handle is unassigned: nothing is known of
+/// whether its teams receive `pomp_tpd`.
+static UNKNOWN_CONSTRUCT: std::sync::atomic::AtomicU8 =
+    std::sync::atomic::AtomicU8::new(crate::output::registry::TPD_UNKNOWN);
+
 /// Returns the encountering task (the caller stores it in `pomp2_old_task`). `if_clause` and
 /// `requested_threads` are what the program asks the runtime for (OPARI2 passes the values it
 /// puts on the directive).
 #[inline(always)]
-pub fn parallel_fork(if_clause: bool, requested_threads: i32) -> i64 {
+pub fn parallel_fork(c: Option<&Construct>, if_clause: bool, requested_threads: i32) -> i64 {
     let thread = thread::state();
     let old = thread.task.get();
     let mut forking_team = None;
@@ -270,12 +276,20 @@ pub fn parallel_fork(if_clause: bool, requested_threads: i32) -> i64 {
         }
         forking_team = Some(current_team(thread, m));
     }
-    team::fork(thread, forking_team, (if_clause, requested_threads));
+    let copies_tpd = c.map_or(&UNKNOWN_CONSTRUCT, |c| &c.copies_tpd);
+    team::fork(
+        thread,
+        forking_team,
+        (if_clause, requested_threads),
+        copies_tpd,
+    );
     old
 }
 
 #[inline(always)]
 pub fn parallel_begin(c: Option<&Construct>) {
+    // First, and also when nothing is recorded: the program must never see the channel.
+    let channel = team::received_fork();
     let Some(a) = active(true) else {
         return;
     };
@@ -284,7 +298,8 @@ pub fn parallel_begin(c: Option<&Construct>) {
     let Some(root) = m.root else {
         return;
     };
-    let (team, k) = team::join_team(thread, root, m.root_team, m);
+    let copies_tpd = c.map_or(&UNKNOWN_CONSTRUCT, |c| &c.copies_tpd);
+    let (team, k) = team::join_team(thread, root, m.root_team, m, channel, copies_tpd);
     let loc = location(&a);
     if k != 0 {
         // Workers run their implicit task; the master continues the task it forked from.
@@ -301,9 +316,9 @@ pub fn parallel_begin(c: Option<&Construct>) {
     let t = a.now();
     match c.map(|c| c.parallel).filter(|&r| r != NO_REGION) {
         Some(region) => {
-            loc.thread_team_begin_and_enter(t, thread.tid, team.comm, region, a.metrics())
+            loc.thread_team_begin_and_enter(t, thread.tid.get(), team.comm, region, a.metrics())
         }
-        None => loc.thread_team_begin(t, thread.tid, team.comm),
+        None => loc.thread_team_begin(t, thread.tid.get(), team.comm),
     }
 }
 

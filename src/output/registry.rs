@@ -6,7 +6,7 @@
 //! implicit-barrier regions named `!$omp <word> @<file>:<line>`.
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicU32;
+use std::sync::atomic::{AtomicU32, AtomicU8};
 
 use super::facts::{Fact, RegionDef};
 use crate::base::config::Config;
@@ -39,7 +39,15 @@ pub struct Construct {
     /// Excluded by the filter file: its filterable region ids are NO_REGION, so enter and leave
     /// skip it with the check they make anyway.
     pub filtered: bool,
+    /// For a parallel construct, whether its teams receive `pomp_tpd` from the forking thread
+    /// (instrumented with `opari2 --omp-tpd`), as its first worker to begin found out:
+    /// `TPD_UNKNOWN`, `TPD_COPIED`, `TPD_NOT_COPIED`.
+    pub copies_tpd: AtomicU8,
 }
+
+pub const TPD_UNKNOWN: u8 = 0;
+pub const TPD_COPIED: u8 = 1;
+pub const TPD_NOT_COPIED: u8 = 2;
 
 /// Strings, regions and critical-section locks defined so far.
 #[derive(Default)]
@@ -190,6 +198,7 @@ impl Registry {
                     implicit_barrier: id,
                     critical: None,
                     filtered: false,
+                    copies_tpd: AtomicU8::new(TPD_UNKNOWN),
                 }
             }
         };
@@ -228,6 +237,7 @@ impl Registry {
             implicit_barrier: NO_REGION,
             critical: None,
             filtered: false,
+            copies_tpd: AtomicU8::new(TPD_UNKNOWN),
         };
         let outer_lines = if combined { (s2, e1) } else { (s1, e2) };
         let outer = |reg: &mut Self, word: &str, role| {

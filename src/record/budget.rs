@@ -135,6 +135,19 @@ impl Tallies {
         &mut self.by_region[region as usize]
     }
 
+    /// Frees the tallies past the last region this location entered, and at least `keep`
+    /// of them (a location that records no more: a retired thread's keeps its counts for the
+    /// end, not the room to grow).
+    pub(crate) fn compact(&mut self, keep: usize) {
+        let used = self
+            .by_region
+            .iter()
+            .rposition(|t| t.visits != 0 || t.unrecorded_open != 0)
+            .map_or(0, |i| i + 1);
+        self.by_region.truncate(used.max(keep));
+        self.by_region.shrink_to_fit();
+    }
+
     /// `region` is not written on this location from now on.
     pub(crate) fn throttle(&mut self, region: u32) {
         self.slot(region).throttled = 1;
@@ -290,6 +303,13 @@ impl LocationBudget {
             stopped_at: None,
             stopped: None,
         }
+    }
+
+    /// Tallies this location's budget account reads at the end (see `Tallies::compact`).
+    pub(crate) fn tallies_read(&self) -> usize {
+        let throttled = self.throttled.iter().map(|t| t.0 as usize + 1).max();
+        let stopped = self.stopped_at.as_ref().map(Vec::len);
+        throttled.max(stopped).unwrap_or(0)
     }
 
     /// After the location `location` (named `name`) filled chunks up to `chunks_filled`: the

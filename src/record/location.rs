@@ -8,6 +8,7 @@
 //! budget (`budget.rs`) only ever skips writing an event: what the profile sees never changes.
 
 use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use otf2::{
     AttributeList, BackgroundSink, Event, EventWriter, Paradigm, PreparedRecords, TypedValue,
@@ -37,9 +38,20 @@ pub struct Location {
     tallies: Tallies,
     /// This location's part of the trace-size budget (touched when a chunk is full).
     budget: LocationBudget,
-    /// The OS thread recording into this location now (debug builds check that no two do).
-    #[cfg(debug_assertions)]
-    writer_thread: std::sync::atomic::AtomicU32,
+    /// What the location recorded, once its thread of control ended and its writer was
+    /// finished before the end of the measurement (see `retire`).
+    retired: Option<Retired>,
+}
+
+/// The account of a location whose writer was finished early (its thread of control ended):
+/// what the end of the measurement would otherwise read from the writer.
+pub struct Retired {
+    pub events: u64,
+    pub clamped_timestamps: u64,
+    pub oversized_events: u64,
+    /// Time the producer waited for a free buffer, and how many times.
+    pub waited: (std::time::Duration, u64),
+    pub error: Option<String>,
 }
 
 /// The records of a location's last team begin (ThreadTeamBegin with ThreadId, and the Enter of
@@ -56,14 +68,22 @@ struct TeamRecords {
 
 /// Shared ownership of a location across the OS threads that act as its logical thread over
 /// time. OpenMP guarantees one thread at a time per position in the thread tree, which is how
-/// locations are handed out (see `team.rs`), so accesses never overlap.
+/// locations are handed out (see `team.rs`); the ownership word makes sure of it: a thread
+/// takes it (`claim`) when it takes the position, at a team begin, and gives it back
+/// (`release`) at the team's end, so a position inferred wrongly (the ancestry of a team the
+/// library did not see begin) finds the word taken instead of a second writer in the buffer.
 ///
 /// Aligned to its own cache lines: locations of different threads are written on every event.
+/// The ownership word sits beside the location, on the line its owner writes anyway.
 #[repr(align(128))]
-pub struct LocationCell(UnsafeCell<Location>);
+pub struct LocationCell {
+    location: UnsafeCell<Location>,
+    /// The OS thread id of the thread that writes the location now; 0: none.
+    owner: AtomicU32,
+}
 
-// SAFETY: a location is used by one thread at a time (one position in the OpenMP thread tree is
-// executed by one thread at a time); finalisation takes it only after recording has stopped.
+// SAFETY: a location is written only by the thread that holds its ownership word (`claim`);
+// finalisation takes it only after recording has stopped.
 unsafe impl Sync for LocationCell {}
 
 impl LocationCell {
@@ -76,41 +96,42 @@ impl LocationCell {
         profile: Option<Profile>,
         team: u32,
     ) -> Self {
-        let writes = writer.is_some();
-        Self(UnsafeCell::new(Location {
-            number,
-            name,
-            writer,
-            profile,
-            open: Vec::with_capacity(64),
-            team,
-            team_records: TeamRecords::default(),
-            tallies: Tallies::new(),
-            budget: LocationBudget::new(writes),
-            #[cfg(debug_assertions)]
-            writer_thread: std::sync::atomic::AtomicU32::new(0),
-        }))
+        Self::with(number, name, writer, profile, team, Vec::with_capacity(64))
     }
 
     /// A location that records nothing (stands in when a real one cannot be created).
     pub fn without_writer() -> Self {
-        Self(UnsafeCell::new(Location {
-            number: u32::MAX,
-            name: String::new(),
-            writer: None,
-            profile: None,
-            open: Vec::new(),
-            team: u32::MAX,
-            team_records: TeamRecords::default(),
-            tallies: Tallies::new(),
-            budget: LocationBudget::new(false),
-            #[cfg(debug_assertions)]
-            writer_thread: std::sync::atomic::AtomicU32::new(0),
-        }))
+        Self::with(u32::MAX, String::new(), None, None, u32::MAX, Vec::new())
+    }
+
+    fn with(
+        number: u32,
+        name: String,
+        writer: Option<EventWriter<BackgroundSink>>,
+        profile: Option<Profile>,
+        team: u32,
+        open: Vec<u32>,
+    ) -> Self {
+        let writes = writer.is_some();
+        Self {
+            location: UnsafeCell::new(Location {
+                number,
+                name,
+                writer,
+                profile,
+                open,
+                team,
+                team_records: TeamRecords::default(),
+                tallies: Tallies::new(),
+                budget: LocationBudget::new(writes),
+                retired: None,
+            }),
+            owner: AtomicU32::new(0),
+        }
     }
 
     pub fn as_ptr(&self) -> *mut Location {
-        self.0.get()
+        self.location.get()
     }
 
     /// # Safety
@@ -118,9 +139,42 @@ impl LocationCell {
     #[allow(clippy::mut_from_ref)]
     pub unsafe fn get(&self) -> &mut Location {
         // SAFETY: exclusivity is the caller's contract.
-        unsafe { &mut *self.0.get() }
+        unsafe { &mut *self.location.get() }
+    }
+
+    /// Whether OS thread `tid` holds the ownership word (one load: a thread that keeps its
+    /// position, as the master continuing into its team, needs no locked instruction).
+    #[inline(always)]
+    pub fn holds(&self, tid: u32) -> bool {
+        self.owner.load(Ordering::Relaxed) == tid
+    }
+
+    /// Makes OS thread `tid` the location's one writer if nobody is: true if it is now.
+    #[inline(always)]
+    pub fn take(&self, tid: u32) -> bool {
+        self.owner
+            .compare_exchange(0, tid, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    /// OS thread `tid`, which holds the word, writes the location no longer. Only the holder
+    /// writes the word while it holds it, so a plain store gives it back.
+    #[inline(always)]
+    pub fn release(&self, tid: u32) {
+        if self.holds(tid) {
+            self.owner.store(0, Ordering::Release);
+        }
+    }
+
+    /// Takes the word for good, for a location nobody will write again (`Location::retire`):
+    /// true if nobody held it. A later `take` fails.
+    pub fn take_for_retirement(&self) -> bool {
+        self.take(RETIRED)
     }
 }
+
+/// The ownership word of a retired location (no thread id is this).
+const RETIRED: u32 = u32::MAX;
 
 impl Location {
     #[inline(always)]
@@ -620,28 +674,6 @@ impl Location {
         }
     }
 
-    /// Debug builds: records that OS thread `tid` now writes this location, and panics if
-    /// another thread still does (a location has one writer at a time).
-    #[cfg(debug_assertions)]
-    pub fn claim(&self, tid: u32) {
-        use std::sync::atomic::Ordering;
-        let previous = self.writer_thread.swap(tid, Ordering::AcqRel);
-        assert!(
-            previous == 0 || previous == tid,
-            "location {} ({}) is written by threads {previous} and {tid} at once",
-            self.number,
-            self.name
-        );
-    }
-    /// Debug builds: OS thread `tid` no longer writes this location.
-    #[cfg(debug_assertions)]
-    pub fn release(&self, tid: u32) {
-        use std::sync::atomic::Ordering;
-        let _ = self
-            .writer_thread
-            .compare_exchange(tid, 0, Ordering::AcqRel, Ordering::Relaxed);
-    }
-
     /// Ends recording on this location and hands back its writer.
     pub fn take_writer(&mut self) -> Option<EventWriter<BackgroundSink>> {
         self.writer.take()
@@ -690,5 +722,63 @@ impl Location {
         if let Some(p) = self.profile.as_mut() {
             p.thread_start(path);
         }
+    }
+
+    /// Ends recording on this location before the end of the measurement (its thread of control
+    /// has ended): closes its open regions at `time` and hands back its writer, to be finished
+    /// by the caller, who keeps the account with `set_retired`. The location keeps its number
+    /// and name; only what recording needed is freed.
+    pub fn retire(&mut self, time: u64) -> Option<EventWriter<BackgroundSink>> {
+        self.close_open_regions(time);
+        self.open = Vec::new();
+        self.tallies.compact(self.budget.tallies_read());
+        self.team_records = TeamRecords::default();
+        self.writer.take()
+    }
+
+    pub fn set_retired(&mut self, account: Retired) {
+        self.retired = Some(account);
+    }
+
+    /// The account of a location retired early (see `retire`).
+    pub fn retired(&self) -> Option<&Retired> {
+        self.retired.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_thread_at_a_time_holds_a_locations_ownership_word() {
+        let cell = LocationCell::without_writer();
+        assert!(!cell.holds(7));
+        assert!(cell.take(7));
+        assert!(cell.holds(7));
+        assert!(!cell.take(8), "a second writer is refused");
+        cell.release(8);
+        assert!(cell.holds(7), "only the holder gives it back");
+        cell.release(7);
+        assert!(cell.take(8), "free again");
+        cell.release(8);
+        assert!(cell.take_for_retirement());
+        assert!(!cell.take(7), "nobody takes a retired location");
+        assert!(!cell.take_for_retirement());
+    }
+
+    #[test]
+    fn concurrent_takers_get_it_once() {
+        let cell = LocationCell::without_writer();
+        let won: u32 = std::thread::scope(|s| {
+            let handles: Vec<_> = (1..=8u32)
+                .map(|tid| {
+                    let cell = &cell;
+                    s.spawn(move || u32::from(cell.take(tid)))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).sum()
+        });
+        assert_eq!(won, 1);
     }
 }

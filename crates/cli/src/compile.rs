@@ -602,7 +602,14 @@ impl Wrapper<'_> {
         let (stem, ext) = name.rsplit_once('.').unwrap_or((&name, "c"));
         let opari2 = settings::value(&settings::OPARI2).unwrap_or_else(|| "opari2".into());
         let mut command = Command::new(&opari2);
-        command.arg("--omp-task-untied=keep");
+        // --omp-tpd: every parallel directive copies the forking thread's pomp_tpd into its
+        // team (copyin), which is how libpomptrace tells each member its place; gfortran's
+        // name for the variable (pomp_tpd_) in C and C++ too, so mixed programs share one.
+        command.args([
+            "--omp-task-untied=keep",
+            "--omp-tpd",
+            "--omp-tpd-mangling=gnu",
+        ]);
         let (input, output) = match language {
             Language::Fortran => {
                 let text = read(Path::new(source))?;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use super::anchor::Anchor;
 use super::archive_lock::ArchiveLock;
 use super::background::{BackgroundSink, BackgroundWriter};
-use super::chunk::{validate_chunk_size, FileSink};
+use super::chunk::{validate_chunk_size, ChunkBuffer, FileSink};
 use super::chunk_file::ChunkFile;
 use super::defs::{GlobalDefWriter, LocalDefWriter};
 use super::directory::{Directory, Existing};
@@ -239,8 +239,12 @@ impl ArchiveWriter {
         let file = ChunkFile::create_in(&self.locations, &event_name(location))?;
         let file_chunk = self.config.event_chunk_size;
         let size = memory_chunk_size.min(file_chunk);
-        Ok(EventWriter::new(
-            size,
+        // The buffer of a finished location, if the writer keeps one (see `give_back`).
+        let first = writer
+            .spare_buffer(size)
+            .unwrap_or_else(|| ChunkBuffer::zeroed(size));
+        Ok(EventWriter::with_buffer(
+            first,
             writer.sink(file, size, file_chunk, buffers),
         ))
     }

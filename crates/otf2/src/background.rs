@@ -126,11 +126,29 @@ impl BufferAllowance {
     }
 }
 
+/// Buffers of finished sinks ([`BackgroundWriter::give_back`]), which the writer's new sinks
+/// take before they allocate: a program that starts a thread per request records each one in
+/// the memory of those that ended, not in fresh memory.
+#[derive(Default)]
+struct SpareBuffers(Mutex<Vec<ChunkBuffer>>);
+
+/// Spare buffers kept at most; more are freed.
+const SPARE_LIMIT: usize = 256;
+
+impl SpareBuffers {
+    fn take(&self, len: usize) -> Option<ChunkBuffer> {
+        let mut spare = lock(&self.0);
+        let at = spare.iter().rposition(|b| b.len() == len)?;
+        Some(spare.swap_remove(at))
+    }
+}
+
 /// The thread and the queue feeding it.
 pub struct BackgroundWriter {
     queue: Option<Sender<Job>>,
     /// Shared by the sinks (unlimited unless `limit_buffers` says otherwise).
     allowance: Arc<BufferAllowance>,
+    spare: Arc<SpareBuffers>,
     /// The preparing thread's queue (None if it could not be started). The thread is not
     /// joined: it holds nothing that needs closing, and at idle priority it may not get a core
     /// soon.
@@ -179,6 +197,7 @@ impl BackgroundWriter {
             allowance: Arc::new(BufferAllowance {
                 left: AtomicUsize::new(usize::MAX),
             }),
+            spare: Arc::default(),
             preparations: spawn_preparer(name, threads.clone()),
             thread: Some(thread),
             threads,
@@ -199,6 +218,22 @@ impl BackgroundWriter {
         self.allowance.left.store(buffers, Ordering::Relaxed);
     }
 
+    /// Keeps `buffers` (those of a finished sink, [`BackgroundSink::into_buffers`]) for the
+    /// writer's new sinks, up to a limit; the rest are freed.
+    pub fn give_back(&self, buffers: Vec<ChunkBuffer>) {
+        let mut spare = lock(&self.spare.0);
+        for buffer in buffers {
+            if spare.len() < SPARE_LIMIT && !buffer.is_empty() {
+                spare.push(buffer);
+            }
+        }
+    }
+
+    /// A buffer of `len` bytes given back by a finished sink, if one is kept.
+    pub fn spare_buffer(&self, len: usize) -> Option<ChunkBuffer> {
+        self.spare.take(len)
+    }
+
     /// A sink writing to `file` with at most `buffers` chunks of `chunk_size` in memory;
     /// `file_chunk_size` (≥ `chunk_size`) is the chunk size the anchor file announces.
     pub fn sink(
@@ -216,6 +251,7 @@ impl BackgroundWriter {
             direct,
             queue: self.queue.clone().expect("writer running"),
             allowance: self.allowance.clone(),
+            spare: self.spare.clone(),
             borrowed: 0,
             preparations: self.preparations.clone(),
             target: Arc::new(Target {
@@ -298,6 +334,7 @@ pub struct BackgroundSink {
     queue: Sender<Job>,
     /// The writer's shared limit on buffers, and how many this sink took from it.
     allowance: Arc<BufferAllowance>,
+    spare: Arc<SpareBuffers>,
     borrowed: usize,
     preparations: Option<Sender<Preparation>>,
     target: Arc<Target>,
@@ -380,18 +417,31 @@ impl BackgroundSink {
         self.queue_all_kept();
     }
 
-    /// A newly allocated buffer for the preparing thread to fault in: a huge-page slot while
-    /// there is one.
+    /// A new buffer of the pool for the preparing thread to fault in: a huge-page slot while
+    /// there is one, else a spare one.
     fn buffer_to_prepare(&mut self) -> ChunkBuffer {
         self.slots
             .take()
+            .or_else(|| self.spare.take(self.chunk_size))
             .unwrap_or_else(|| ChunkBuffer::zeroed(self.chunk_size))
     }
 
-    /// A newly allocated buffer the producer faults in itself, a 4 KiB page at a time as it
-    /// writes (never a huge-page slot: see the module's comment).
+    /// A new buffer of the pool that the producer fills at once: a spare one, else newly
+    /// allocated, faulted in by the producer a 4 KiB page at a time as it writes (never a
+    /// huge-page slot: see the module's comment).
     fn fresh_buffer(&self) -> ChunkBuffer {
-        ChunkBuffer::zeroed(self.chunk_size)
+        self.spare
+            .take(self.chunk_size)
+            .unwrap_or_else(|| ChunkBuffer::zeroed(self.chunk_size))
+    }
+
+    /// After `finish`: the buffers of the pool that are back (the writer thread has written
+    /// every chunk by then), for [`BackgroundWriter::give_back`]. Buffers still being prepared
+    /// are freed when they come back.
+    pub fn into_buffers(self) -> Vec<ChunkBuffer> {
+        let mut buffers: Vec<ChunkBuffer> = self.free.try_iter().collect();
+        buffers.extend(self.prepared.try_iter());
+        buffers
     }
 
     /// Whether the pool may grow by one buffer: within its own size, and beyond its first two
@@ -636,6 +686,11 @@ impl ChunkSink for BackgroundSink {
             self.stop_keeping();
         }
         self.free_buffer()
+    }
+
+    fn submit_last(&mut self, chunk: ChunkBuffer, len: usize) {
+        // `finish` queues it with every chunk kept: no buffer to continue in is taken.
+        self.kept.push_back((chunk, len));
     }
 
     fn stall_end(&mut self) -> Option<u64> {
@@ -889,6 +944,61 @@ mod tests {
         b.finish().unwrap();
         c.finish().unwrap();
         assert_eq!(on_disk(&dir.join("c.evt")), 3 * 4096);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_finished_sinks_buffers_go_to_the_next_sinks() {
+        let dir = crate::test_dir("background-spare");
+        let writer = BackgroundWriter::spawn("spare-test").unwrap();
+        let mut first = writer.sink(
+            ChunkFile::create(&dir.join("a.evt")).unwrap(),
+            4096,
+            4096,
+            4,
+        );
+        let chunk = ChunkBuffer::from(vec![1u8; 4096].into_boxed_slice());
+        let mut used = vec![chunk.as_ptr() as usize];
+        let chunk = first.submit(chunk, 4096);
+        used.push(chunk.as_ptr() as usize);
+        // The last chunk takes no buffer to continue in.
+        first.submit_last(chunk, 100);
+        first.finish().unwrap();
+        assert_eq!(
+            std::fs::metadata(dir.join("a.evt")).unwrap().len(),
+            4096 + 100,
+            "both chunks were written"
+        );
+        // Both came back from the writer thread (and any buffer the preparing thread had
+        // finished by then).
+        let buffers = first.into_buffers();
+        let back: Vec<usize> = buffers.iter().map(|b| b.as_ptr() as usize).collect();
+        assert!(
+            used.iter().all(|u| back.contains(u)),
+            "{used:?} in {back:?}"
+        );
+        writer.give_back(buffers);
+
+        assert!(
+            writer.spare_buffer(8192).is_none(),
+            "only buffers of the size asked for"
+        );
+        let taken = writer.spare_buffer(4096).expect("a spare buffer");
+        assert!(back.contains(&(taken.as_ptr() as usize)));
+        // A new sink continues in one instead of new memory.
+        let mut second = writer.sink(
+            ChunkFile::create(&dir.join("b.evt")).unwrap(),
+            4096,
+            4096,
+            4,
+        );
+        let next = second.submit(taken, 4096);
+        assert!(
+            back.contains(&(next.as_ptr() as usize)),
+            "the sink's next buffer is a spare one"
+        );
+        second.submit_last(next, 10);
+        second.finish().unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
