@@ -285,29 +285,42 @@ fn both_switches_off_record_nothing_and_say_so() {
     assert!(!dir.exists());
 }
 
+/// Runs paced_events (2 threads, 4000 visits each of 250 µs: a second at least) into `dir`,
+/// puts a directory where its profile would go once the run has started, and returns its
+/// stderr.
+fn run_with_profile_blocked(exe: &Path, dir: &Path, tracing: bool) -> String {
+    let _ = std::fs::remove_dir_all(dir);
+    let child = program(exe)
+        .args(["4000", "250"])
+        .env("OMP_NUM_THREADS", "2")
+        .env("POMPTRACE_EXPERIMENT_DIRECTORY", dir)
+        .env("POMPTRACE_ENABLE_PROFILING", "1")
+        .env("POMPTRACE_ENABLE_TRACING", if tracing { "1" } else { "0" })
+        .env_remove("POMPTRACE_ENABLE")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !dir.join("pomptrace.cfg").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    std::fs::create_dir(dir.join("profile.cubex")).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 #[test]
 fn a_profile_that_cannot_be_written_says_so_once_and_leaves_the_trace_whole() {
     let scratch = Scratch::new("profile-unwritable");
-    let exe = build(&scratch, "fam_locks.c", &[]);
-    let reference = scratch.join("reference");
-    run_profiled(
-        &exe,
-        &[],
-        2,
-        &reference,
-        &[("POMPTRACE_ENABLE_PROFILING", "0")],
-    );
-    let reference = View::read(&reference.join("traces.otf2"));
-    // A directory where the profile file would go.
+    let exe = support::pomp2::instrumented_c_program(&scratch.path, "paced_events.c");
     let dir = scratch.join("blocked");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("profile.cubex")).unwrap();
-    let mut cmd = program(&exe);
-    let out = run(cmd
-        .env("OMP_NUM_THREADS", "2")
-        .env("POMPTRACE_EXPERIMENT_DIRECTORY", &dir)
-        .env("POMPTRACE_ENABLE_PROFILING", "1"));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = run_with_profile_blocked(&exe, &dir, true);
     let lines: Vec<&str> = stderr.lines().collect();
     let profile = dir.join("profile.cubex");
     assert_eq!(
@@ -331,31 +344,60 @@ fn a_profile_that_cannot_be_written_says_so_once_and_leaves_the_trace_whole() {
         .any(|l| l.starts_with("pomptrace: trace written to")));
     let view = View::read(&dir.join("traces.otf2"));
     view.assert_well_formed();
-    assert_eq!(view.kind_counts(), reference.kind_counts());
+    assert_eq!(view.enters_of("!$pomp user(paced)"), 2 * 4000);
     assert!(
         profile.is_dir(),
         "the directory in the way is left as it was"
     );
     // Without a trace the same message ends the run.
     let dir = scratch.join("blocked-alone");
-    let profile = dir.join("profile.cubex");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&profile).unwrap();
-    let mut cmd = program(&exe);
-    let out = run(cmd
-        .env("OMP_NUM_THREADS", "2")
-        .env("POMPTRACE_EXPERIMENT_DIRECTORY", &dir)
-        .env("POMPTRACE_ENABLE_PROFILING", "1")
-        .env("POMPTRACE_ENABLE_TRACING", "0"));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = run_with_profile_blocked(&exe, &dir, false);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
         stderr.starts_with(&format!(
             "pomptrace: cannot write the profile {}: ",
-            profile.display()
+            dir.join("profile.cubex").display()
         )),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_directory_holding_a_profile_is_another_runs_and_a_traced_run_gives_way_too() {
+    let scratch = Scratch::new("profile-given-way");
+    let exe = build(&scratch, "fam_user.c", &[]);
+    let dir = scratch.join("earlier");
+    run_profiled(&exe, &[], 2, &dir, &[("POMPTRACE_ENABLE_TRACING", "0")]);
+    let earlier = std::fs::read(dir.join("profile.cubex")).unwrap();
+    let out = run(program(&exe)
+        .env("OMP_NUM_THREADS", "2")
+        .env("POMPTRACE_EXPERIMENT_DIRECTORY", &dir)
+        .env("POMPTRACE_ENABLE_PROFILING", "1")
+        .env_remove("POMPTRACE_ENABLE_TRACING")
+        .env_remove("POMPTRACE_ENABLE"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let own = format!("{}-{}", dir.display(), out_pid(&stderr));
+    assert!(
+        stderr.contains(&format!(
+            "pomptrace: {} already holds a profile; writing this trace and profile to {own} \
+             instead",
+            dir.display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(dir.join("profile.cubex")).unwrap(), earlier);
+    assert!(!dir.join("traces.otf2").exists());
+    check(Path::new(&own), true);
+}
+
+/// The process id in "writing this ... to DIR-PID instead".
+fn out_pid(stderr: &str) -> String {
+    let line = stderr
+        .lines()
+        .find(|l| l.ends_with(" instead"))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    let target = line.trim_end_matches(" instead");
+    target.rsplit('-').next().unwrap().to_string()
 }
 
 #[test]
@@ -538,7 +580,7 @@ fn a_killed_profiled_run_gets_its_profile_back_from_its_recovered_trace() {
         )),
         "{stdout}"
     );
-    // Every visit the recovered trace closed, and no other.
+    // Every visit the recovered trace holds, those the kill left open too.
     let entries = check(&dir, true);
     let step = visits_ending_in(&entries, "!$pomp user(step)");
     assert!(step > 1000, "{entries:?}");

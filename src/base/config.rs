@@ -410,6 +410,10 @@ pub fn parse_duration(text: &str) -> Option<Duration> {
 /// more than they show.
 pub const MIN_INTERVAL: Duration = Duration::from_micros(100);
 
+/// The line of `pomptrace.cfg` that names the program the experiment measured (a comment to
+/// anything reading the file as `NAME=value` lines).
+pub const PROGRAM_LINE: &str = "# program: ";
+
 impl Config {
     /// Reads the environment; every unusable value is reported (through `warn`) and replaced
     /// by its default.

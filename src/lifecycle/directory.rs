@@ -81,7 +81,7 @@ fn claim(
     placement: Placement,
     job: Option<&launcher::JobRank>,
     archive_config: ArchiveConfig,
-    profile_only: bool,
+    profiling: bool,
 ) -> Result<ArchiveWriter, Unusable> {
     let rank = job.map(|job| job.rank);
     let directory =
@@ -114,9 +114,10 @@ fn claim(
         Ok(archive) if holds_event_files(&archive, rank) => Err(Unusable::Taken(
             "already holds event files of another run".into(),
         )),
-        // A run without a trace has no anchor to say it finished: its profile does.
+        // A profile is as much a run's result as its trace (and a run without a trace has no
+        // anchor to say it finished: its profile does).
         Ok(archive)
-            if profile_only
+            if profiling
                 && archive
                     .directory()
                     .contains(otf2::profile_unify::PROFILE_FILE) =>
@@ -173,7 +174,12 @@ pub(crate) fn open_archive(
     archive_config: ArchiveConfig,
 ) -> Result<(PathBuf, ArchiveWriter), String> {
     let pid = std::process::id();
-    let profile_only = config.profiling && !config.tracing;
+    let profiling = config.profiling;
+    let results = match (config.tracing, config.profiling) {
+        (true, true) => "trace and profile",
+        (false, true) => "profile",
+        _ => "trace",
+    };
     let default_name = match job {
         Some(job) => job::default_directory_name(program, job),
         None => format!("pomptrace-{program}-{}-{pid}", local_timestamp()),
@@ -182,13 +188,7 @@ pub(crate) fn open_archive(
         Some(dir) => (absolute(dir.clone()), NAMED),
         None => (absolute(PathBuf::from(&default_name)), PICKED),
     };
-    let first = match claim(
-        &wanted,
-        placement,
-        job,
-        archive_config.clone(),
-        profile_only,
-    ) {
+    let first = match claim(&wanted, placement, job, archive_config.clone(), profiling) {
         Ok(a) => return Ok((wanted, a)),
         Err(Unusable::Taken(why)) => {
             // The ranks of a job give way together, to a directory they all name alike.
@@ -197,16 +197,10 @@ pub(crate) fn open_archive(
                 None => (pid.to_string(), PICKED_FRESH),
             };
             let own = PathBuf::from(format!("{}-{suffix}", wanted.display()));
-            match claim(
-                &own,
-                own_placement,
-                job,
-                archive_config.clone(),
-                profile_only,
-            ) {
+            match claim(&own, own_placement, job, archive_config.clone(), profiling) {
                 Ok(a) => {
                     warn(&format!(
-                        "{} {why}; writing this trace to {} instead",
+                        "{} {why}; writing this {results} to {} instead",
                         wanted.display(),
                         own.display()
                     ));
@@ -233,11 +227,11 @@ pub(crate) fn open_archive(
         fallback_placement,
         job,
         archive_config,
-        profile_only,
+        profiling,
     ) {
         Ok(a) => {
             warn(&format!(
-                "cannot write the trace to {} ({first}); writing it to {} instead",
+                "cannot write the {results} to {} ({first}); writing it to {} instead",
                 wanted.display(),
                 fallback.display()
             ));

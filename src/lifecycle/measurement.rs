@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::directory::open_archive;
 use crate::base::clock;
-use crate::base::config::Config;
+use crate::base::config::{Config, PROGRAM_LINE};
 use crate::base::diagnostics::{warn, warn_once};
 use crate::base::launcher;
 use crate::base::signal_safe_mutex::{with_signals_blocked, SignalSafeMutex};
@@ -129,7 +129,14 @@ impl Measurement {
             warn("snapshots are part of the trace, and POMPTRACE_ENABLE_TRACING=0: no snapshots");
         }
         let direct = otf2::ChunkFile::directory_takes_direct_writes(archive.directory());
-        let record = config.record_text(&experiment_dir, direct);
+        let mut record = config.record_text(&experiment_dir, direct);
+        // What names a profile's root when the trace lost the program's begin (a run killed
+        // before its first chunk reached the disk).
+        let program: String = command_line()[0]
+            .chars()
+            .map(|c| if c.is_control() { '?' } else { c })
+            .collect();
+        record.push_str(&format!("{PROGRAM_LINE}{program}\n"));
         if let Err(e) = archive
             .directory()
             .write_file_atomically("pomptrace.cfg", record.as_bytes())

@@ -3,7 +3,7 @@
 //! location are fed to the same call tree the run kept (`record/profile.rs`), with team begins
 //! and task regions as the run saw them, and the trees are merged and written as the end of a
 //! run does (`profile_write.rs`). A region still open when the run was killed counts its visit,
-//! with the time up to the location's last record, as Score-P closes the regions of a run that
+//! with the time up to the location's last region or team event, as Score-P closes the regions of a run that
 //! aborts.
 
 use std::collections::{BTreeSet, HashMap};
@@ -11,7 +11,7 @@ use std::path::Path;
 
 use crate::base::config::{
     Variable, DEFAULT_PROFILE_MAX_DEPTH, DEFAULT_PROFILE_MAX_NODES, ENABLE_PROFILING, METRICS,
-    PROFILE_MAX_DEPTH, PROFILE_MAX_NODES,
+    PROFILE_MAX_DEPTH, PROFILE_MAX_NODES, PROGRAM_LINE,
 };
 use crate::lifecycle::profile_write::{self, LocationProfile, ProfileContext};
 use crate::metrics::synchronous::{Metric, CATALOG, MAX_VALUES, SYNCHRONOUS_CLASS};
@@ -247,7 +247,6 @@ pub fn recover_profile(dir: &Path) -> Result<Option<String>, String> {
         let mut location_last = 0u64;
         for record in events(id)?.flatten() {
             let t = record.time;
-            location_last = location_last.max(t);
             // The synchronous metrics come just before the Enter or Leave they belong to.
             if let Event::Metric { metric, values: v } = &record.event {
                 if *metric == SYNCHRONOUS_CLASS {
@@ -268,6 +267,7 @@ pub fn recover_profile(dir: &Path) -> Result<Option<String>, String> {
                     | Event::ThreadTeamEnd { .. }
             ) {
                 last_time = last_time.max(t);
+                location_last = location_last.max(t);
             }
             match record.event {
                 Event::Enter { region } if d.task_regions.contains(&region) => {
@@ -313,6 +313,12 @@ pub fn recover_profile(dir: &Path) -> Result<Option<String>, String> {
             profile: profiles.remove(id),
         })
         .collect();
+    if program.is_empty() {
+        // The trace lost the program's begin (no chunk of the initial thread reached the disk).
+        if let Some(line) = config.lines().find_map(|l| l.strip_prefix(PROGRAM_LINE)) {
+            program = line.to_string();
+        }
+    }
     let program = Path::new(&program)
         .file_name()
         .map_or(program.clone(), |n| n.to_string_lossy().into_owned());
