@@ -24,10 +24,16 @@
 //! With `--metrics`, it instead compares the cost per event (shared library, one thread) with no
 //! metric, one and three software perf counters and a getrusage metric (`POMPTRACE_METRICS`).
 //!
-//! Run: `cargo run --release --example hotpath_bench [PAIRS] [--metrics] [--traces-in-memory]`
+//! With `--load N`, N busy processes (pinned to nothing) run for the whole measurement: the
+//! figures of a node whose cores are all taken.
+//!
+//! Run: `cargo run --release --example hotpath_bench [PAIRS] [--metrics] [--traces-in-memory]
+//! [--load N]`
 
 #[path = "common/library_dir.rs"]
 mod library_dir;
+#[path = "common/load.rs"]
+mod load;
 #[path = "common/scratch.rs"]
 mod scratch;
 
@@ -305,7 +311,9 @@ fn compare_metrics(exe: &Path, trace: &Path, pairs: u64) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    load::spin_if_asked();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let busy = load::take_load_option(&mut args);
     let metrics_mode = args.iter().any(|a| a == "--metrics");
     let traces_in_memory = args.iter().any(|a| a == "--traces-in-memory");
     let pairs: u64 = args
@@ -332,6 +340,10 @@ fn main() {
     build_driver(&variants[0].exe, &[&search, "-lpomptrace", &rpath]);
     let archive = archive.to_str().expect("UTF-8 library path");
     build_driver(&variants[1].exe, &[archive, "-lpthread", "-ldl", "-lm"]);
+    let _load = load::Load::start(busy);
+    if busy > 0 {
+        println!("hotpath: {busy} busy processes run throughout");
+    }
     if metrics_mode {
         compare_metrics(&variants[0].exe, &scratch.traces.join("metrics"), pairs);
         return;

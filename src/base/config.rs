@@ -70,6 +70,13 @@ variables! {
          are kept: on tmpfs writing costs as much as fresh memory, and on a network or parallel \
          file system the page cache writes back many at once; a run that fits never wakes the \
          writer thread while it runs, so it takes no core from the program";
+    Run WRITER = "POMPTRACE_WRITER", default "thread",
+        "who writes a full event chunk that goes to disk while the program runs (see \
+         POMPTRACE_KEEP_IN_MEMORY): thread (the thread that filled it, at once; no thread of \
+         pomptrace's runs), background (a writer thread, started with the first such chunk, \
+         while the program goes on: it costs nothing where a core is idle and a core's time \
+         where none is), or auto (background if a core is idle when the first chunk goes, else \
+         thread). A run that keeps its chunks in memory starts no thread either way";
     Run CLOCK = "POMPTRACE_CLOCK", default "auto",
         "tsc (invariant TSC, calibrated against CLOCK_MONOTONIC) or monotonic";
     Run VERBOSE = "POMPTRACE_VERBOSE", default "1",
@@ -181,6 +188,9 @@ pub struct Config {
     /// `POMPTRACE_TOTAL_BUFFER_SIZE`: event memory of all locations together beyond two chunks
     /// each (default [`memory_for_all_threads`] on this machine).
     pub total_buffer_size: Option<usize>,
+    /// `POMPTRACE_WRITER=thread|background|auto`: who writes the chunks that go to disk while
+    /// the program runs.
+    pub writer: WriterChoice,
     /// `POMPTRACE_CLOCK=tsc|monotonic` (default: tsc where the CPU has an invariant TSC).
     pub clock: ClockChoice,
     /// `POMPTRACE_VERBOSE=0|1|2`: 0 silences the closing summary line (warnings still show).
@@ -195,6 +205,28 @@ pub struct Config {
     pub snapshot_interval: Option<Duration>,
     /// `POMPTRACE_SNAPSHOT_AT_END=1`: one more snapshot at the end of the measurement.
     pub snapshot_at_end: bool,
+}
+
+/// `POMPTRACE_WRITER`: who writes a full chunk that goes to disk while the program runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriterChoice {
+    /// The thread that filled it.
+    Thread,
+    /// A writer thread of pomptrace's.
+    Background,
+    /// The writer thread if a core is idle when the first chunk goes, else the filling thread.
+    Auto,
+}
+
+impl WriterChoice {
+    /// The name `POMPTRACE_WRITER` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            WriterChoice::Thread => "thread",
+            WriterChoice::Background => "background",
+            WriterChoice::Auto => "auto",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,6 +245,7 @@ impl Default for Config {
             buffer_size: default_buffer_size(),
             keep_in_memory: None,
             total_buffer_size: None,
+            writer: WriterChoice::Thread,
             clock: ClockChoice::Auto,
             verbose: 1,
             filtering_file: None,
@@ -401,6 +434,17 @@ impl Config {
             c.chunk_size = (c.buffer_size / 2).clamp(MIN_CHUNK_SIZE, MAX_CHUNK_SIZE);
             c.buffer_size = c.buffer_size.max(2 * c.chunk_size);
         }
+        if let Some(v) = value(&WRITER) {
+            match v.trim().to_ascii_lowercase().as_str() {
+                "thread" => c.writer = WriterChoice::Thread,
+                "background" => c.writer = WriterChoice::Background,
+                "auto" => c.writer = WriterChoice::Auto,
+                _ => warn(format!(
+                    "POMPTRACE_WRITER={v} is not thread, background or auto; using {}",
+                    c.writer.name()
+                )),
+            }
+        }
         if let Some(v) = value(&CLOCK) {
             match v.trim().to_ascii_lowercase().as_str() {
                 "tsc" => c.clock = ClockChoice::Tsc,
@@ -466,6 +510,7 @@ impl Config {
                     * self.chunk_size)
                     .min(self.buffer_size.saturating_sub(self.chunk_size))
                     .to_string(),
+                n if n == WRITER.name => self.writer.name().to_string(),
                 n if n == CLOCK.name => format!("{:?}", self.clock).to_ascii_lowercase(),
                 n if n == VERBOSE.name => self.verbose.to_string(),
                 n if n == FILTERING_FILE.name => self
@@ -616,6 +661,7 @@ mod tests {
                 "POMPTRACE_TOTAL_BUFFER_SIZE=33554432",
                 // The buffer less the chunk being filled.
                 "POMPTRACE_KEEP_IN_MEMORY=8323072",
+                "POMPTRACE_WRITER=thread",
                 "POMPTRACE_CLOCK=monotonic",
                 "POMPTRACE_VERBOSE=1",
                 "POMPTRACE_FILTERING_FILE=/f/filter.txt",

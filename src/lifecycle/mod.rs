@@ -11,4 +11,5 @@ pub(crate) mod membarrier;
 pub(crate) mod process;
 pub(crate) mod start;
 pub(crate) mod state;
+pub(crate) mod streaming;
 pub(crate) mod write;

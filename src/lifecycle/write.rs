@@ -4,7 +4,9 @@
 use std::time::Duration;
 
 use crate::base::clock;
+use crate::base::helper_threads;
 use crate::base::launcher::JobRank;
+use crate::base::signal_heap;
 use crate::lifecycle::measurement::Measurement;
 use crate::metrics::sampler;
 use crate::metrics::snapshots;
@@ -16,12 +18,6 @@ use crate::record::location::Location;
 use otf2::unify::{self, PARTS_DIR, PARTS_PROPERTY, PART_PROPERTY};
 use otf2::*;
 use std::path::Path;
-
-/// The TSC frequency is measured between the first and the last clock sample of the run; each
-/// sample brackets a CLOCK_MONOTONIC read within a few tens of nanoseconds, so even a run of
-/// 200 µs gets its frequency within about 0.02 %. Shorter runs wait for the rest (a tiny fixed
-/// cost, where a calibration loop at start would cost every run milliseconds).
-const MIN_CALIBRATION: Duration = Duration::from_micros(200);
 
 /// What `write_trace` reports.
 pub struct Summary {
@@ -43,12 +39,16 @@ pub fn write_trace(
     let sampled = sampler::RUNNING.lock().take().map(sampler::Sampler::stop);
     let end_time = clock::now();
     let elapsed = Duration::from_nanos(clock::monotonic_ns().saturating_sub(m.start.ns));
-    // Before the locations are drained: what the writer took while the program ran.
+    // Before the locations are drained: what the writer's threads took while the program ran.
     let writer_cpu = m.writer.cpu_time();
+    let helpers = helper_threads::started();
+    // What is still queued to the writer thread is written from here, not waited for.
+    m.writer.take_over();
     let mut waits = (Duration::ZERO, 0u64);
-    if elapsed < MIN_CALIBRATION {
-        std::thread::sleep(MIN_CALIBRATION - elapsed);
-    }
+    // The TSC frequency is measured between the first and the last clock sample of the run;
+    // each brackets a CLOCK_MONOTONIC read within a few tens of nanoseconds, so a run of 20 µs
+    // gets it within about 0.5 %, and a longer one better (no calibration wait, at the start or
+    // here).
     let end_sample = clock::sample();
     let resolution = clock::resolution(m.clock_kind, m.start, end_sample);
 
@@ -144,27 +144,33 @@ pub fn write_trace(
     }
     let written = finish_archive(m, archive, defs, &ids)?;
     m.journal.remove();
-    let bytes = directory_size(&m.experiment_dir);
     let total: u64 = events.iter().sum::<u64>() + metric_location.map_or(0, |(_, n)| n);
-    let mut summary = format!(
-        "{written} ({} locations, {} events, {} bytes)",
-        ids.len(),
-        total,
-        bytes
-    );
+    let mut summary = format!("{written} ({} locations, {} events", ids.len(), total);
+    // Listing a directory allocates with the system's malloc, which a fatal signal's handler
+    // must not call (see `signal_heap`).
+    if !signal_heap::rescuing() {
+        summary.push_str(&format!(", {} bytes", directory_size(&m.experiment_dir)));
+    }
+    summary.push(')');
     if !errors.is_empty() {
         summary.push_str("; but ");
         summary.push_str(&errors.join("; "));
     }
     Ok(Summary {
         line: summary,
-        cost: cost_line(elapsed, writer_cpu, waits),
+        cost: cost_line(elapsed, writer_cpu, helpers, waits),
     })
 }
 
-/// "recording took …": the run's length, the writer threads' CPU time in it and the waits for
-/// a free buffer, in milliseconds.
-fn cost_line(elapsed: Duration, writer_cpu: Option<Duration>, waits: (Duration, u64)) -> String {
+/// "recording took …": the run's length, the helper threads started, the writer threads' CPU
+/// time in it and how often and how long recording threads were held up by the writing of
+/// their chunks (writing one themselves, or waiting for a free buffer), in milliseconds.
+fn cost_line(
+    elapsed: Duration,
+    writer_cpu: Option<Duration>,
+    helpers: usize,
+    waits: (Duration, u64),
+) -> String {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let writer = match writer_cpu {
         Some(cpu) => format!(
@@ -175,7 +181,8 @@ fn cost_line(elapsed: Duration, writer_cpu: Option<Duration>, waits: (Duration, 
         None => "the writer's threads' CPU time is not known on this system".into(),
     };
     format!(
-        "recording took {:.3} ms; {writer}; threads waited {} times for a free buffer ({:.3} ms)",
+        "recording took {:.3} ms; {helpers} helper threads started; {writer}; threads waited {} \
+         times for a free buffer or to write a chunk ({:.3} ms)",
         ms(elapsed),
         waits.1,
         ms(waits.0)

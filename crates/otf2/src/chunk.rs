@@ -46,6 +46,11 @@ pub trait ChunkSink {
     /// `chunk[..len]` belongs to the file: `len == chunk.len()` for every chunk but the last.
     /// Errors are kept by the sink and reported by [`ChunkSink::finish`]; recording goes on.
     fn submit(&mut self, chunk: ChunkBuffer, len: usize) -> ChunkBuffer;
+    /// The final chunk, `chunk[..len]`, right before [`ChunkSink::finish`]: as `submit`, but no
+    /// buffer is needed back (a sink that would have to allocate or wait for one need not).
+    fn submit_last(&mut self, chunk: ChunkBuffer, len: usize) {
+        drop(self.submit(chunk, len));
+    }
     /// Called once after the final chunk: flushes and reports the first error, if any.
     fn finish(&mut self) -> io::Result<()>;
     /// If the last `submit` had to wait for a free buffer, the time the wait ended (in the
@@ -120,6 +125,9 @@ impl ChunkSink for VecSink {
 impl<S: ChunkSink + ?Sized> ChunkSink for Box<S> {
     fn submit(&mut self, chunk: ChunkBuffer, len: usize) -> ChunkBuffer {
         (**self).submit(chunk, len)
+    }
+    fn submit_last(&mut self, chunk: ChunkBuffer, len: usize) {
+        (**self).submit_last(chunk, len)
     }
     fn finish(&mut self) -> io::Result<()> {
         (**self).finish()

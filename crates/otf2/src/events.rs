@@ -543,7 +543,7 @@ impl<S: ChunkSink> TimedChunks<S> {
             self.pos += 1;
         }
         let chunk = std::mem::replace(&mut self.chunk, ChunkBuffer::empty());
-        let _recycled = self.sink.submit(chunk, self.pos);
+        self.sink.submit_last(chunk, self.pos);
         let result = self.sink.finish();
         (self.sink, result)
     }
