@@ -77,7 +77,18 @@ impl ChunkFile {
     /// written into, cut back or closed on a file of the program's that took its number
     /// before the check. (A reuse between the check and the write itself cannot be seen.)
     pub fn write_at(&self, offset: u64, bytes: &[u8]) -> io::Result<()> {
-        if self.direct && whole_pages(offset, bytes) {
+        self.write_at_with(offset, bytes, true)
+    }
+
+    /// `write_at` through the page cache even where the file takes direct writes: the write
+    /// costs more CPU time (a copy) but returns without waiting for the device, which is what
+    /// counts when the writing thread is one the program waits for.
+    pub fn write_at_through_cache(&self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        self.write_at_with(offset, bytes, false)
+    }
+
+    fn write_at_with(&self, offset: u64, bytes: &[u8], direct: bool) -> io::Result<()> {
+        if direct && self.direct && whole_pages(offset, bytes) {
             match self
                 .open_ours(true)
                 .and_then(|file| self.write_or_cut_back(file, offset, bytes))
