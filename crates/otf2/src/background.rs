@@ -8,8 +8,15 @@
 //! written while the run goes on, by the thread that filled it or by a writer thread
 //! ([`StreamFrom`]). Kept chunks are lost if the process is killed, and each of them is fresh
 //! memory; a chunk that streams comes back to be filled again (a free buffer is always taken
-//! before a new one), so a file that takes direct writes ([`BackgroundSink::writes_directly`])
-//! is best not kept at all: writing a chunk there costs a fifth of faulting in a fresh one.
+//! before a new one), so a file on a local disk ([`BackgroundSink::writes_directly`]) is best
+//! not kept at all: writing a chunk there (0.16 ns per byte through the page cache on the
+//! development VM) costs half of faulting in a fresh one (0.335).
+//!
+//! Every chunk is written through the page cache, whoever writes it: a direct write
+//! (`O_DIRECT`) takes less CPU time but waits for the device, one write at a time (1.7 GB/s on
+//! the development VM's disk, less than one recording thread fills), which a thread the program
+//! waits for must not do, and the writer thread only runs where a core is idle, whose CPU time
+//! costs nothing. A killed process loses nothing that reached the page cache.
 //!
 //! No thread is started before there is work only it can do: the writer thread starts with the
 //! first chunk queued to it, the preparing thread (below) with it. Nothing ever waits for either
@@ -42,9 +49,7 @@
 //! While chunks stream, the same few buffers go round all run long, and the first of them are
 //! 4 KiB pages (the producer's first buffer, and any it faulted in itself). A buffer back from
 //! the writer that is not a slot gives way to a prepared slot (it is unmapped on the writer
-//! thread): the writer writes a chunk from huge pages for about half the CPU time (the kernel
-//! pins one page for the write instead of 256; `chunk_memory_bench`: 0.028 against 0.059 ns per
-//! byte on the development VM).
+//! thread), so that the pool ends up in huge pages.
 //!
 //! The sinks of one writer may share a limit on the buffers they allocate
 //! ([`BackgroundWriter::limit_buffers`]): beyond its first two buffers a sink takes each new
@@ -315,11 +320,10 @@ impl Shared {
         chunks
     }
 
-    /// Writes `chunk` on the calling thread, a thread of the program, through the page cache:
-    /// the program waits for that thread, and a direct write waits for the device.
+    /// Writes `chunk` on the calling thread, a thread of the program.
     fn write_here(&self, chunk: &Outgoing) {
         self.hooks
-            .on_program_thread(&mut || write_chunk(&*self.hooks, chunk, None, false));
+            .on_program_thread(&mut || write_chunk(&*self.hooks, chunk, None));
     }
 
     /// The preparing thread's queue, starting the thread on the first call (None if it cannot
@@ -519,7 +523,7 @@ fn run_writer(shared: &Shared) {
     // in it, when this thread ends).
     let mut kept_file = None;
     loop {
-        let (job, backlog) = {
+        let job = {
             let mut queue = lock(&shared.queue);
             loop {
                 if queue.taken_over {
@@ -529,20 +533,14 @@ fn run_writer(shared: &Shared) {
                     if let Job::Chunk(chunk) = &job {
                         queue.current = Some(Arc::clone(chunk));
                     }
-                    let backlog = queue.jobs.iter().any(|j| matches!(j, Job::Chunk(_)));
-                    break (job, backlog);
+                    break job;
                 }
                 queue = shared.work.wait(queue).unwrap_or_else(|e| e.into_inner());
             }
         };
         match job {
             Job::Chunk(chunk) => {
-                // Directly to the device (the least CPU time) while the disk keeps up; with
-                // chunks waiting behind this one, through the page cache, which takes them as
-                // fast as it can copy (a direct write waits for the device, one at a time:
-                // 1.7 GB/s on the development VM, less than one recording thread can fill).
-                let direct = !backlog;
-                write_chunk(&*shared.hooks, &chunk, Some(&mut kept_file), direct);
+                write_chunk(&*shared.hooks, &chunk, Some(&mut kept_file));
                 // Its buffer goes back with the last handle (here, unless it was taken over
                 // meanwhile and is being written again).
                 lock(&shared.queue).current = None;
@@ -560,17 +558,13 @@ fn keep_first_error(target: &Target, e: io::Error) {
     lock(&target.error).get_or_insert(e);
 }
 
-/// Writes a chunk at its offset, after `before_write`; `direct`: bypassing the page cache where
-/// the file takes that (see `ChunkFile::write_at_through_cache`). After the first error of its
-/// file nothing more is written to it, so the file keeps only whole chunks and no gap (chunks
-/// of one file are written in order by one thread at a time; only a chunk written a second
-/// time at the end of a stream can overlap its first write).
-fn write_chunk(
-    hooks: &dyn WriterHooks,
-    chunk: &Outgoing,
-    kept: Option<&mut Option<File>>,
-    direct: bool,
-) {
+/// Writes a chunk at its offset, after `before_write`, through the page cache (see
+/// `ChunkFile::write_at_through_cache`: whoever writes, a direct write would wait for the
+/// device). After the first error of its file nothing more is written to it, so the file keeps
+/// only whole chunks and no gap (chunks of one file are written in order by one thread at a
+/// time; only a chunk written a second time at the end of a stream can overlap its first
+/// write).
+fn write_chunk(hooks: &dyn WriterHooks, chunk: &Outgoing, kept: Option<&mut Option<File>>) {
     let target = &chunk.target;
     if lock(&target.error).is_some() {
         return;
@@ -578,13 +572,9 @@ fn write_chunk(
     let Some(file) = lock(&target.output).clone() else {
         return;
     };
-    let written = hooks.before_write(kept).and_then(|()| {
-        if direct {
-            file.write_at(chunk.offset, chunk.bytes())
-        } else {
-            file.write_at_through_cache(chunk.offset, chunk.bytes())
-        }
-    });
+    let written = hooks
+        .before_write(kept)
+        .and_then(|()| file.write_at_through_cache(chunk.offset, chunk.bytes()));
     if let Err(e) = written {
         keep_first_error(target, e);
     }
@@ -1484,7 +1474,7 @@ mod tests {
             sink.free.try_recv().is_err(),
             "the writer thread still has it"
         );
-        write_chunk(&NoHooks, &chunk, None, true);
+        write_chunk(&NoHooks, &chunk, None);
         lock(&writer.shared.queue).current = None;
         drop(chunk);
         assert_eq!(
