@@ -38,13 +38,16 @@
 //! pages where the kernel has them ([`super::chunk_buffer`]): one fault per 2 MiB, a fifth of
 //! the 4 KiB pages' cost when the memory was used before, but four times it on a VM whose host
 //! reclaims the guest's free memory (1.5–1.7 ns per byte measured there, 3.5 ms for one huge
-//! page). That thread runs in the idle scheduling class, so it only uses a core nobody else
-//! wants: with every core busy it falls behind, and a buffer whose preparation has not come
-//! back in time is not waited for: the producer takes a fresh one from the heap (4 KiB pages,
-//! faulted in as it writes: a huge page's fault would stop the producer for milliseconds at
-//! once, and a team that waits for it at its next barrier with it); while the pool may grow, the
-//! late one is used next, and once it may not, it is freed when it comes (so the pool may
-//! exceed its size by one buffer for that moment).
+//! page). It runs at normal priority, like the writer thread: in the idle scheduling class it
+//! was starved whenever every core was busy, while faulting in a huge page with the process's
+//! memory map locked, and every `mmap` and `munmap` of the process waited for it (2 threads
+//! streaming 46 MB next to two busy processes took 1.7–3.2 s instead of 0.2–0.4 in three runs
+//! of seven on the development VM; none did at normal priority). A buffer whose preparation
+//! has not come back in time is not waited for: the producer takes a fresh one from the heap
+//! (4 KiB pages, faulted in as it writes: a huge page's fault would stop the producer for
+//! milliseconds at once, and a team that waits for it at its next barrier with it); while the
+//! pool may grow, the late one is used next, and once it may not, it is freed when it comes
+//! (so the pool may exceed its size by one buffer for that moment).
 //!
 //! While chunks stream, the same few buffers go round all run long, and the first of them are
 //! 4 KiB pages (the producer's first buffer, and any it faulted in itself). A buffer back from
@@ -894,8 +897,7 @@ const WRITER_THREAD_LAG: usize = 8;
 /// preparing thread a chunk's time of slack.
 const PREPARE_AHEAD: usize = 2;
 
-/// Starts the preparing thread in the idle scheduling class (Linux; elsewhere, or if that is
-/// refused, at normal priority). None if the thread cannot be started.
+/// Starts the preparing thread (see the module's comment). None if it cannot be started.
 fn spawn_preparer(shared: &Shared) -> Option<Sender<Preparation>> {
     let (queue, jobs) = mpsc::channel::<Preparation>();
     // Thread names have 15 bytes: `pomptrace-writer` gives `pomptrace-prep`.
@@ -906,12 +908,6 @@ fn spawn_preparer(shared: &Shared) -> Option<Sender<Preparation>> {
     let ids = Arc::clone(&shared.threads);
     let body = Box::new(move || {
         note_thread_id(&ids);
-        #[cfg(target_os = "linux")]
-        {
-            let param = libc::sched_param { sched_priority: 0 };
-            // SAFETY: pid 0 is the calling thread; `param` is valid for the call.
-            let _ = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
-        }
         for Preparation { target, mut buffer } in jobs {
             populate(&mut buffer);
             let _ = target.prepared.send(buffer);
