@@ -11,7 +11,7 @@
 //! interrupted code holds. A fault on one of pomptrace's own threads, or while the trace is
 //! being written, ends the process at once.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::time::Duration;
 
 use crate::base::diagnostics::warn;
@@ -102,15 +102,15 @@ const FATAL_SIGNALS: [(libc::c_int, &str); 9] = [
 /// How long a fatal signal waits for the trace to be written (the interrupted thread may hold a
 /// lock the writing needs; then the trace is given up rather than the process hung).
 const SIGNAL_FINALIZE_TIMEOUT: Duration = Duration::from_secs(10);
-const WAIT_STEP: Duration = Duration::from_millis(1);
 
 /// The first fatal signal (0: none yet). The process dies by this one, whatever comes later.
 static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// Kernel thread id of the thread writing the trace for the first signal: a fault there
 /// cannot wait for itself.
 static WRITING_TID: AtomicI32 = AtomicI32::new(0);
-/// The trace for the first signal is written (or given up).
-static TRACE_DONE: AtomicBool = AtomicBool::new(false);
+/// 1 once the trace for the first signal is written (or given up); a futex word, which the
+/// handlers of later signals wait on.
+static TRACE_DONE: AtomicU32 = AtomicU32::new(0);
 
 fn gettid() -> libc::c_int {
     // SAFETY: gettid has no arguments and cannot fail; a raw syscall is async-signal-safe.
@@ -187,24 +187,54 @@ extern "C" fn on_fatal_signal(signal: libc::c_int) {
         set_alarm();
         signal_heap::begin();
         let _ = std::panic::catch_unwind(|| finalize_in_signal_handler(128 + signal as i64));
-        TRACE_DONE.store(true, Ordering::Release);
+        announce_trace_done();
         die_by(signal);
     }
     // Every other fatal signal (a second SIGTERM, the same signal sent to the whole process
     // group) waits here for the trace.
-    let steps = SIGNAL_FINALIZE_TIMEOUT.as_millis() / WAIT_STEP.as_millis();
-    let pause = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: WAIT_STEP.as_nanos() as libc::c_long,
-    };
-    for _ in 0..steps {
-        if TRACE_DONE.load(Ordering::Acquire) {
-            break;
-        }
-        // SAFETY: nanosleep is async-signal-safe; `pause` is a valid timespec.
-        unsafe { libc::nanosleep(&pause, std::ptr::null_mut()) };
-    }
+    wait_for_trace(SIGNAL_FINALIZE_TIMEOUT);
     die_by(FIRST_SIGNAL.load(Ordering::Acquire))
+}
+
+/// Marks the first signal's trace done and wakes every handler waiting for it.
+fn announce_trace_done() {
+    TRACE_DONE.store(1, Ordering::Release);
+    // SAFETY: FUTEX_WAKE on a word of ours touches no other memory; futex is async-signal-safe.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            TRACE_DONE.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            i32::MAX,
+        )
+    };
+}
+
+/// Waits (blocked in the kernel, at most `timeout`) until the first signal's trace is done.
+fn wait_for_trace(timeout: Duration) {
+    let wait = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    while TRACE_DONE.load(Ordering::Acquire) == 0 {
+        // SAFETY: FUTEX_WAIT reads our word and sleeps while it is 0, for at most `wait` (a
+        // valid timespec); futex is async-signal-safe.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                TRACE_DONE.as_ptr(),
+                libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+                0u32,
+                &wait as *const libc::timespec,
+            )
+        };
+        // SAFETY: reading errno right after the call, on this thread.
+        if rc != 0 && unsafe { *libc::__errno_location() } == libc::ETIMEDOUT {
+            // (An interruption by another signal waits again, for the whole time: the alarm
+            // of the thread writing the trace ends the process in any case.)
+            return;
+        }
+    }
 }
 
 /// Ends the process by the first fatal signal `SIGNAL_FINALIZE_TIMEOUT` from now (the program's
