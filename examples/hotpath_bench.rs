@@ -14,10 +14,11 @@
 //! `hotpath threads so: T at once = Z x one thread (a bare TSC read: W x; event / TSC read, both
 //! at T at once = R)` (and `a`) for each T > 1: W is the machine's own slowdown with T threads
 //! busy (on a VM whose virtual cores share physical cores, even a bare TSC read slows down).
-//! Those loops write past the default event memory per thread, so the writer thread streams
-//! while they record: to the temp directory's file system, as a user's traces go (where it
-//! takes direct writes, every chunk streams out as it fills and its buffer is filled again),
-//! or with `--traces-in-memory` to `/dev/shm`. The last lines, `hotpath threads so in memory: T at once = ...` (and
+//! Those loops write past the default event memory per thread, so chunks stream out while they
+//! record (written by the recording threads or the writer thread, as `POMPTRACE_WRITER` says:
+//! by default the writer thread where a core is idle): to the temp directory's file system, as
+//! a user's traces go (on a local disk every chunk streams out as it fills and its buffer is
+//! filled again), or with `--traces-in-memory` to `/dev/shm`. The last lines, `hotpath threads so in memory: T at once = ...` (and
 //! `a`), time the same loops with fewer pairs, each thread count in a process of its own, so
 //! that every thread keeps its events in memory: the case the default event memory is for.
 //!
@@ -378,8 +379,7 @@ fn main() {
     }
     // The same loops within the default event memory, each thread count in a process of its
     // own: what recording costs while nothing is written (the loops above write past it, so
-    // the writer thread streams while they record; on a disk that takes direct writes it
-    // would from the first chunk).
+    // chunks stream out while they record; on a local disk they would from the first chunk).
     let memory_pairs = in_memory_pairs();
     let mut in_memory: Vec<Vec<(usize, f64, f64)>> = variants.iter().map(|_| Vec::new()).collect();
     for _round in 0..IN_MEMORY_RUNS {
@@ -396,7 +396,7 @@ fn main() {
         "traces go to {} ({})",
         scratch.traces.display(),
         if otf2::ChunkFile::directory_takes_direct_writes(&scratch.traces) {
-            "written directly: chunks stream out as they fill and their buffers are filled again"
+            "a local disk: chunks stream out as they fill and their buffers are filled again"
         } else {
             "past the memory kept, chunks are copied into the page cache"
         }

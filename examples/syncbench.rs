@@ -611,7 +611,7 @@ fn main() {
         "syncbench: traces go to {} ({})",
         scratch.traces.display(),
         if direct {
-            "written directly, bypassing the page cache: chunks stream out as they fill"
+            "a local disk: chunks stream out as they fill"
         } else {
             "kept in memory until the end of each run"
         }

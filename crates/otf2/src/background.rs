@@ -26,9 +26,10 @@
 //! chunk still queued from the finishing thread. A chunk the writer thread is writing at that
 //! moment is written again from the finishing thread: the same bytes at the same offset, so
 //! whichever write ends last leaves the file as it should be, and no one waits for the other.
-//! The only waits are for a write under way: a producer with every buffer in a write (the disk
-//! is slower than the program; it records a BufferFlush), and hooks' own locks. Memory per file
-//! is at most `buffers × chunk size`.
+//! The only waits are for a write under way: a producer with every buffer in a write on the
+//! writer thread (the disk is slower than the program; it records a BufferFlush), for at most
+//! `WRITE_UNDER_WAY_WAIT`, and hooks' own locks. Memory per file is at most `buffers × chunk
+//! size` (one more while a write that outlasted that wait is still under way).
 //!
 //! Fresh memory is expensive to touch (a page fault per 4 KiB: 0.3–0.8 ns per byte measured
 //! on the development VM, close to one event's whole cost). Once chunks stream to the writer
@@ -463,6 +464,7 @@ impl BackgroundWriter {
             keep: 0,
             max_keep: buffers - 1,
             in_flight: 0,
+            late: 0,
             waited: Duration::ZERO,
             waits: 0,
             held_up: None,
@@ -615,6 +617,9 @@ pub struct BackgroundSink {
     max_keep: usize,
     /// Chunks that stream whose buffer has not come back yet.
     in_flight: usize,
+    /// Of those, chunks whose write took too long and whose buffer was replaced by a fresh one
+    /// (freed when it comes back).
+    late: usize,
     waited: Duration,
     waits: u64,
     /// When the `submit` under way was first held up (see `end_hold_up`).
@@ -796,9 +801,21 @@ impl BackgroundSink {
         buffer
     }
 
-    fn next_buffer(&mut self) -> ChunkBuffer {
-        if let Ok(buffer) = self.free.try_recv() {
+    /// A buffer back from a write, if one has come (late ones that were replaced are freed).
+    fn take_free(&mut self) -> Option<ChunkBuffer> {
+        while let Ok(buffer) = self.free.try_recv() {
             self.in_flight -= 1;
+            if self.late > 0 {
+                self.late -= 1;
+                continue;
+            }
+            return Some(buffer);
+        }
+        None
+    }
+
+    fn next_buffer(&mut self) -> ChunkBuffer {
+        if let Some(buffer) = self.take_free() {
             return self.on_huge_pages(buffer);
         }
         if let Some(buffer) = self.take_prepared() {
@@ -817,13 +834,12 @@ impl BackgroundSink {
             // The writer's sinks together may not allocate more: stream what is kept, and from
             // now on every chunk as it fills, so that buffers come back.
             self.stop_keeping();
-        } else if self.in_flight == 0 {
+        } else if self.in_flight == self.late {
             // Every buffer is kept back: the oldest has to go now.
             self.stream_oldest();
         }
-        if let Ok(buffer) = self.free.try_recv() {
+        if let Some(buffer) = self.take_free() {
             // Written from this thread just now.
-            self.in_flight -= 1;
             return buffer;
         }
         self.held_up.get_or_insert_with(Instant::now);
@@ -831,15 +847,32 @@ impl BackgroundSink {
             // The writer thread has not got to it: this thread writes it rather than wait
             // until the writer is scheduled.
             self.shared.write_here(&chunk);
-        }
-        // Back from the write just made, or from the one under way on the writer thread.
-        match self.free.recv() {
-            Ok(buffer) => {
-                self.in_flight -= 1;
-                buffer
+            if let Some(buffer) = self.take_free() {
+                return buffer;
             }
-            Err(_) => self.fresh_buffer(),
         }
+        // Every buffer is in a write under way on the writer thread: wait for it, a while.
+        let deadline = Instant::now() + WRITE_UNDER_WAY_WAIT;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.free.recv_timeout(left) {
+                Ok(buffer) if self.late > 0 => {
+                    self.in_flight -= 1;
+                    self.late -= 1;
+                    drop(buffer);
+                }
+                Ok(buffer) => {
+                    self.in_flight -= 1;
+                    return buffer;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => break,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return self.fresh_buffer(),
+            }
+        }
+        // The writer thread lost its core in the middle of the write: a fresh buffer rather
+        // than a longer wait; the late one is freed when it comes (the pool exceeds its size by
+        // one buffer meanwhile).
+        self.late += 1;
+        self.fresh_buffer()
     }
 
     /// `buffer`, back from the writer, or in its place a prepared huge-page slot if `buffer` is
@@ -889,6 +922,11 @@ impl BackgroundSink {
 /// threads streaming 46 MB took a median 1409 ms so, against 503 ms with each chunk written by
 /// its thread (232 ms untraced); this bounds it to 8 chunks.
 const WRITER_THREAD_LAG: usize = 8;
+
+/// How long a producer with every buffer in a write under way on the writer thread waits for
+/// one before it takes a fresh one: a few scheduler time slices, in case the writer thread lost
+/// its core in the middle of the write.
+const WRITE_UNDER_WAY_WAIT: Duration = Duration::from_millis(20);
 
 /// Buffers a sink keeps in preparation. With one, a preparation that took about as long as
 /// the producer takes to fill a chunk (on the development VM, faulting fresh memory in is
@@ -1481,6 +1519,34 @@ mod tests {
         );
         assert!(sink.free.try_recv().is_err(), "and only once");
         assert_eq!(chunk_numbers(&path), [3]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_write_under_way_that_lost_its_core_is_waited_for_a_while_only() {
+        let dir = crate::test_dir("background-late");
+        let writer = BackgroundWriter::new("late", StreamFrom::WriterThread, Box::new(NoHooks));
+        let mut sink = writer.sink(
+            ChunkFile::create(&dir.join("a.evt")).unwrap(),
+            4096,
+            4096,
+            2,
+        );
+        // The pool's other buffer is in a write that does not end (held here).
+        sink.buffers_left = 0;
+        let stuck = Arc::new(sink.outgoing(numbered_chunk(1), 4096));
+        sink.in_flight = 1;
+        let start = Instant::now();
+        let fresh = sink.next_buffer();
+        let waited = start.elapsed();
+        assert!(waited >= WRITE_UNDER_WAY_WAIT, "{waited:?}");
+        assert!(waited < Duration::from_secs(5), "{waited:?}");
+        assert!(fresh.iter().all(|&b| b == 0), "a fresh buffer");
+        assert_eq!((sink.in_flight, sink.late), (1, 1));
+        // The late buffer is freed when it comes, not used.
+        drop(stuck);
+        assert!(sink.take_free().is_none());
+        assert_eq!((sink.in_flight, sink.late), (0, 0));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
