@@ -14,10 +14,11 @@
 //! `hotpath threads so: T at once = Z x one thread (a bare TSC read: W x; event / TSC read, both
 //! at T at once = R)` (and `a`) for each T > 1: W is the machine's own slowdown with T threads
 //! busy (on a VM whose virtual cores share physical cores, even a bare TSC read slows down).
-//! Those loops write past the default event memory per thread, so the writer thread streams
-//! while they record: to the temp directory's file system, as a user's traces go (where it
-//! takes direct writes, every chunk streams out as it fills and its buffer is filled again),
-//! or with `--traces-in-memory` to `/dev/shm`. The last lines, `hotpath threads so in memory: T at once = ...` (and
+//! Those loops write past the default event memory per thread, so chunks stream out while they
+//! record (written by the recording threads or the writer thread, as `POMPTRACE_WRITER` says:
+//! by default the writer thread where a core is idle): to the temp directory's file system, as
+//! a user's traces go (on a local disk every chunk streams out as it fills and its buffer is
+//! filled again), or with `--traces-in-memory` to `/dev/shm`. The last lines, `hotpath threads so in memory: T at once = ...` (and
 //! `a`), time the same loops with fewer pairs, each thread count in a process of its own, so
 //! that every thread keeps its events in memory: the case the default event memory is for.
 //!
@@ -37,11 +38,16 @@
 //! tracing alone: the three alternate, best of [`PROFILE_RUNS`] runs each. With `--profile`
 //! only these lines are measured.
 //!
+//! With `--load N`, N busy processes (pinned to nothing) run for the whole measurement: the
+//! figures of a node whose cores are all taken.
+//!
 //! Run: `cargo run --release --example hotpath_bench [PAIRS] [--metrics | --mpi | --profile]
-//! [--traces-in-memory]`
+//! [--traces-in-memory] [--load N]`
 
 #[path = "common/library_dir.rs"]
 mod library_dir;
+#[path = "common/load.rs"]
+mod load;
 #[path = "common/scratch.rs"]
 mod scratch;
 
@@ -463,7 +469,9 @@ fn print_profile_lines(variants: &[Variant], trace: &Path, pairs: u64) {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    load::spin_if_asked();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let busy = load::take_load_option(&mut args);
     let metrics_mode = args.iter().any(|a| a == "--metrics");
     let mpi_mode = args.iter().any(|a| a == "--mpi");
     let profile_mode = args.iter().any(|a| a == "--profile");
@@ -492,6 +500,10 @@ fn main() {
     build_driver(&variants[0].exe, &[&search, "-lpomptrace", &rpath]);
     let archive = archive.to_str().expect("UTF-8 library path");
     build_driver(&variants[1].exe, &[archive, "-lpthread", "-ldl", "-lm"]);
+    let _load = load::Load::start(busy);
+    if busy > 0 {
+        println!("hotpath: {busy} busy processes run throughout");
+    }
     if metrics_mode {
         compare_metrics(&variants[0].exe, &scratch.traces.join("metrics"), pairs);
         return;
@@ -534,8 +546,7 @@ fn main() {
     }
     // The same loops within the default event memory, each thread count in a process of its
     // own: what recording costs while nothing is written (the loops above write past it, so
-    // the writer thread streams while they record; on a disk that takes direct writes it
-    // would from the first chunk).
+    // chunks stream out while they record; on a local disk they would from the first chunk).
     let memory_pairs = in_memory_pairs();
     let mut in_memory: Vec<Vec<(usize, f64, f64)>> = variants.iter().map(|_| Vec::new()).collect();
     for _round in 0..IN_MEMORY_RUNS {
@@ -554,7 +565,7 @@ fn main() {
         if otf2::Directory::open(&scratch.traces)
             .is_ok_and(|d| otf2::ChunkFile::directory_takes_direct_writes(&d))
         {
-            "written directly: chunks stream out as they fill and their buffers are filled again"
+            "a local disk: chunks stream out as they fill and their buffers are filled again"
         } else {
             "past the memory kept, chunks are copied into the page cache"
         }

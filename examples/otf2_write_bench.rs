@@ -19,7 +19,7 @@ const ROUNDS: usize = 3;
 fn ours(dir: &Path, events: u64) -> (f64, u64) {
     let archive = ArchiveWriter::create(dir, "traces", ArchiveConfig::default()).expect("create");
     // Full chunks are written by a second thread while this one goes on encoding.
-    let writer = BackgroundWriter::spawn("otf2-writer").expect("writer thread");
+    let writer = BackgroundWriter::new("otf2-writer", StreamFrom::WriterThread, Box::new(NoHooks));
     let start = Instant::now();
     let mut w = archive
         .background_event_writer(0, &writer, 1 << 20, 8)

@@ -4,13 +4,20 @@
 //! Builds the library, then `examples/startup/tiny.c` plain and instrumented as README.md
 //! describes, and runs the three configurations RUNS times each (default 50), interleaved so
 //! that a change in the machine's load falls on all three alike; the trace goes to `/dev/shm`
-//! and is deleted after each run, outside the timing. Prints the median wall time of each and
-//! ends in `startup: median on − off = X ms`.
+//! and is deleted after each run, outside the timing. Prints the median wall time of each, the
+//! differences of the medians (`startup: median on − off = X ms`, `on − plain`), and ends in
+//! `startup: median of the rounds' on − off = X ms, on − plain = Y ms`: the median of each
+//! round's own differences, which a change in a shared machine's load splits less.
 //!
-//! Run: `cargo run --release --example startup_bench [RUNS]`
+//! With `--load N`, N busy processes (pinned to nothing) run for the whole measurement: the
+//! figures of a node whose cores are all taken (`--load` the number of cores).
+//!
+//! Run: `cargo run --release --example startup_bench [RUNS] [--load N]`
 
 #[path = "common/library_dir.rs"]
 mod library_dir;
+#[path = "common/load.rs"]
+mod load;
 #[path = "common/opari2_build.rs"]
 mod opari2_build;
 #[path = "common/scratch.rs"]
@@ -57,10 +64,13 @@ fn median(times: &mut [f64]) -> f64 {
 }
 
 fn main() {
-    let runs: usize = std::env::args().nth(1).map_or(50, |a| match a.parse() {
+    load::spin_if_asked();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let busy = load::take_load_option(&mut args);
+    let runs: usize = args.first().map_or(50, |a| match a.parse() {
         Ok(n) if n > 0 => n,
         _ => {
-            eprintln!("usage: startup_bench [RUNS]");
+            eprintln!("usage: startup_bench [RUNS] [--load N]");
             std::process::exit(2)
         }
     });
@@ -74,6 +84,7 @@ fn main() {
         ("off", &builds.instrumented, Some("0")),
         ("on", &builds.instrumented, None),
     ];
+    let load = load::Load::start(busy);
     // Not timed: the first run of each pays for loading the binaries into the page cache.
     for &(_, exe, enable) in &configs {
         time_run(exe, enable, &trace);
@@ -84,8 +95,20 @@ fn main() {
             times[slot].push(time_run(exe, enable, &trace));
         }
     }
+    drop(load);
+    // Each round's differences before sorting: the median of those leaves out the rounds that a
+    // change in the machine's speed split (a shared machine's load moves from run to run).
+    let paired = |a: usize, b: usize| -> f64 {
+        let mut differences: Vec<f64> =
+            times[a].iter().zip(&times[b]).map(|(x, y)| x - y).collect();
+        median(&mut differences)
+    };
+    let (on_off, on_plain) = (paired(2, 1), paired(2, 0));
     let nproc = std::thread::available_parallelism().map_or(1, |n| n.get());
-    println!("startup: {runs} runs of each, interleaved; {nproc} cores, OpenMP default threads");
+    println!(
+        "startup: {runs} runs of each, interleaved; {nproc} cores, OpenMP default threads; \
+         {busy} busy processes"
+    );
     let mut medians = [0.0; 3];
     for (slot, (name, _, _)) in configs.iter().enumerate() {
         let sorted = &mut times[slot];
@@ -104,5 +127,12 @@ fn main() {
     println!(
         "startup: median on − off = {:.2} ms",
         medians[2] - medians[1]
+    );
+    println!(
+        "startup: median on − plain = {:.2} ms",
+        medians[2] - medians[0]
+    );
+    println!(
+        "startup: median of the rounds' on − off = {on_off:.2} ms, on − plain = {on_plain:.2} ms"
     );
 }

@@ -67,7 +67,7 @@
 //!
 //! Run: `cargo run --release --example syncbench [-- --quick] [--threads 1,2] [--outer 100]
 //! [--constructs barrier,parallel] [--traces-in-memory] [--warm-up MS] [--floor-clock
-//! tsc|counter]` (thread counts by
+//! tsc|counter] [--load N]` (thread counts by
 //! default: 1, 2 and nproc; every construct). Every timed process runs its construct for
 //! `--warm-up MS` (50 by default) before its repetitions: they time the steady state of a
 //! longer run, in which a thread's chunks stream out and their buffers are filled again, not
@@ -78,9 +78,13 @@
 //! own in place of the TSC: the same calls and stores without the clock reads, so that its
 //! columns tell how much of the floor, and of its growth with the threads, is reading the clock.
 //! (about 9 minutes on 2 idle cores; `--quick`: 20 repetitions instead of 100, about 2 minutes).
+//! `--load N` runs N busy processes (pinned to nothing) for the whole measurement: the figures
+//! of a node whose cores are all taken.
 
 #[path = "common/library_dir.rs"]
 mod library_dir;
+#[path = "common/load.rs"]
+mod load;
 #[path = "common/opari2_build.rs"]
 mod opari2_build;
 #[path = "common/scratch.rs"]
@@ -95,7 +99,7 @@ use otf2::{ArchiveReader, ChunkFile, GlobalDef};
 
 const USAGE: &str = "usage: syncbench [--quick] [--threads 1,2,4] [--outer N] \
      [--constructs barrier,parallel] [--traces-in-memory] [--warm-up MS] \
-     [--floor-clock tsc|counter]";
+     [--floor-clock tsc|counter] [--load N]";
 
 /// The constructs whose instances the team shares (each thread runs a part of them): their
 /// events are counted over all locations. Every thread executes each instance of the others,
@@ -493,6 +497,7 @@ fn machine_line() -> String {
 }
 
 fn main() {
+    load::spin_if_asked();
     let mut quick = false;
     // 1, 2 and every core: the last is the case where the program leaves no core idle.
     let nproc = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -504,7 +509,9 @@ fn main() {
     let mut traces_in_memory = false;
     let mut warm_up: Option<f64> = Some(DEFAULT_WARM_UP_MS);
     let mut floor_clock = FloorClock::Tsc;
-    let mut args = std::env::args().skip(1);
+    let mut all_args: Vec<String> = std::env::args().skip(1).collect();
+    let busy = load::take_load_option(&mut all_args);
+    let mut args = all_args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => quick = true,
@@ -589,6 +596,10 @@ fn main() {
         "syncbench: {}; {rounds} rounds x {per_round} repetitions per configuration",
         machine_line()
     );
+    let _load = load::Load::start(busy);
+    if busy > 0 {
+        println!("syncbench: {busy} busy processes run throughout (--load)");
+    }
     if floor_clock == FloorClock::Counter {
         println!(
             "syncbench: the floor library's time stamps come from a counter of each thread's own, \
@@ -601,7 +612,7 @@ fn main() {
         "syncbench: traces go to {} ({})",
         scratch.traces.display(),
         if direct {
-            "written directly, bypassing the page cache: chunks stream out as they fill"
+            "a local disk: chunks stream out as they fill"
         } else {
             "kept in memory until the end of each run"
         }

@@ -1,6 +1,6 @@
-//! A slow disk: the writer thread sleeps before every chunk it writes. The
-//! writer has only two chunks of memory, so it must wait for the disk; each wait shows as a
-//! BufferFlush event, and no event is lost.
+//! A slow disk: every chunk write takes 5 ms more. The writer has only two chunks of memory, so
+//! the producer is held up by the disk (waiting for a write, or writing a chunk itself); each
+//! hold-up shows as a BufferFlush event, and no event is lost.
 
 mod support;
 
@@ -33,15 +33,17 @@ fn a_slow_sink_gives_buffer_flush_events_and_loses_nothing() {
     .unwrap();
     let evt = archive.event_path(0);
 
-    // The slow disk: the writer thread sleeps 5 ms before every chunk it writes.
-    let background = BackgroundWriter::spawn_with(
-        "slow-writer",
-        Box::new(|| {
+    // The slow disk: 5 ms before every chunk written, whoever writes it (the writer thread,
+    // or the producer when the writer thread has not got to its chunk).
+    struct SlowDisk;
+    impl WriterHooks for SlowDisk {
+        fn before_write(&self, _: Option<&mut Option<std::fs::File>>) -> std::io::Result<()> {
             std::thread::sleep(Duration::from_millis(5));
             Ok(())
-        }),
-    )
-    .unwrap();
+        }
+    }
+    let background =
+        BackgroundWriter::new("slow-writer", StreamFrom::WriterThread, Box::new(SlowDisk));
     let mut sink = background.sink(ChunkFile::create(&evt).unwrap(), CHUNK, CHUNK, 2);
     sink.set_stall_clock(now);
     let mut w = EventWriter::new(CHUNK, sink);

@@ -158,16 +158,18 @@ fn verbose_2_reports_the_cpu_time_of_the_writer_threads() {
     let scratch = Scratch::new("streaming-cost");
     let source = instrument("stream_many.c", &scratch.path, &[]);
     let exe = Build::c(&scratch.path).executable(&[source], "stream_many");
-    let run = |verbose: &str, dir: &str| {
+    let run_with = |verbose: &str, dir: &str, writer: &str| {
         let mut cmd = program(&exe);
-        // 2 × 10^6 events per thread, about 23 MB: the writer writes each chunk as it fills.
+        // 2 × 10^6 events per thread, about 23 MB: each chunk is written as it fills.
         cmd.arg("1000000")
             .env("OMP_NUM_THREADS", "2")
             .env("POMPTRACE_EXPERIMENT_DIRECTORY", scratch.join(dir))
             .env("POMPTRACE_KEEP_IN_MEMORY", "0")
+            .env("POMPTRACE_WRITER", writer)
             .env("POMPTRACE_VERBOSE", verbose);
         String::from_utf8_lossy(&support::run(&mut cmd).stderr).into_owned()
     };
+    let run = |verbose: &str, dir: &str| run_with(verbose, dir, "background");
 
     let stderr = run("2", "v2");
     assert!(
@@ -179,6 +181,7 @@ fn verbose_2_reports_the_cpu_time_of_the_writer_threads() {
     // Two threads (writer, buffer preparation) that wrote 46 MB: some CPU time, at most both
     // threads busy for the whole run.
     assert!(writer > 0.0 && writer <= 2.0 * recording, "{stderr}");
+    assert!(stderr.contains("; 2 helper threads started;"), "{stderr}");
     let expected = 100.0 * writer / recording;
     assert!(
         (percent - expected).abs() <= 0.01 + expected * 0.01,
@@ -186,6 +189,15 @@ fn verbose_2_reports_the_cpu_time_of_the_writer_threads() {
     );
     assert!(waits < 1_000_000, "{stderr}");
     assert_every_event(&scratch.join("v2/traces.otf2"), 2, 1_000_000);
+
+    // Written by the recording threads: no thread started, each chunk one hold-up of its
+    // thread (46 MB in 1 MiB chunks: 22 per thread, the last ones written at the end).
+    let stderr = run_with("2", "thread", "thread");
+    let (_, writer, _, waits) = cost_figures(&stderr);
+    assert!(stderr.contains("; 0 helper threads started;"), "{stderr}");
+    assert_eq!(writer, 0.0, "{stderr}");
+    assert!((40..=46).contains(&waits), "{stderr}");
+    assert_every_event(&scratch.join("thread/traces.otf2"), 2, 1_000_000);
 
     let stderr = run("1", "v1");
     assert!(

@@ -75,22 +75,31 @@ variables! {
         "event memory all threads of the process hold together beyond two chunks each; a thread \
          that needs more writes what it kept and from then on every chunk as it fills";
     Run KEEP_IN_MEMORY = "POMPTRACE_KEEP_IN_MEMORY",
-        default "0 on a disk that takes direct writes, else the buffer size",
+        default "0 on a local disk (one that takes direct writes), else the buffer size",
         "a thread's first full event chunks, up to this many bytes (at most the buffer less one \
-         chunk), stay in memory until the end of the run; past that, all of them and every later \
-         chunk are written by the writer thread as they fill. 0 writes every full chunk at once \
-         and fills its buffer again: on a local disk file system that takes direct writes \
-         (O_DIRECT: ext4, xfs, btrfs, f2fs, zfs) the writer spends a fifth of the CPU time that \
-         faulting in fresh memory costs the recording threads, and nothing is lost if the \
-         process is killed (SIGKILL, OOM, time limit: see pomptrace recover). Elsewhere chunks \
-         are kept: on tmpfs writing costs as much as fresh memory, and on a network or parallel \
-         file system the page cache writes back many at once; a run that fits never wakes the \
-         writer thread while it runs, so it takes no core from the program";
+         chunk), stay in memory until the end of the run and are written then by the thread that \
+         ends it; past that, all of them and every later chunk are written as they fill (see \
+         POMPTRACE_WRITER). 0 writes every full chunk at once and fills its buffer again: on a \
+         local disk file system (ext4, xfs, btrfs, f2fs, zfs) writing a chunk through the page \
+         cache costs half the CPU time that faulting in fresh memory costs, and nothing is lost \
+         if the process is killed (SIGKILL, OOM, time limit: see pomptrace recover). Elsewhere \
+         chunks are kept: on tmpfs writing costs as much as fresh memory, and on a network or \
+         parallel file system the page cache writes back many at once";
+    Run WRITER = "POMPTRACE_WRITER", default "auto",
+        "who writes a full event chunk that goes to disk while the program runs: thread (the \
+         thread that filled it, at once), background (a writer thread, started with the first \
+         such chunk, while the program goes on; it costs nothing where a core is idle and a \
+         core's time where none is), or auto (background if a core is idle when the first chunk \
+         goes, else thread). Nothing waits for the writer thread: a thread whose chunks wait \
+         for it writes them itself, and so does the end of the run. A run that keeps its chunks \
+         in memory starts no thread";
     Run CLOCK = "POMPTRACE_CLOCK", default "auto",
         "tsc (invariant TSC, calibrated against CLOCK_MONOTONIC) or monotonic";
     Run VERBOSE = "POMPTRACE_VERBOSE", default "1",
         "0 silences the closing summary line (warnings still show); 2 adds a line with the \
-         CPU time the writer's threads used while the program ran and the waits for a free buffer";
+         helper threads started, the CPU time the writer's threads used while the program ran, \
+         and how often and how long recording threads stopped to write a chunk or wait for a \
+         free buffer";
     Run FILTERING_FILE = "POMPTRACE_FILTERING_FILE", default "",
         "a filter file in Score-P's syntax; the user regions and constructs it excludes record \
          nothing";
@@ -216,6 +225,9 @@ pub struct Config {
     /// `POMPTRACE_TOTAL_BUFFER_SIZE`: event memory of all locations together beyond two chunks
     /// each (default [`memory_for_all_threads`] on this machine).
     pub total_buffer_size: Option<usize>,
+    /// `POMPTRACE_WRITER=thread|background|auto`: who writes the chunks that go to disk while
+    /// the program runs.
+    pub writer: WriterChoice,
     /// `POMPTRACE_CLOCK=tsc|monotonic` (default: tsc where the CPU has an invariant TSC).
     pub clock: ClockChoice,
     /// `POMPTRACE_VERBOSE=0|1|2`: 0 silences the closing summary line (warnings still show).
@@ -232,6 +244,28 @@ pub struct Config {
     pub snapshot_interval: Option<Duration>,
     /// `POMPTRACE_SNAPSHOT_AT_END=1`: one more snapshot at the end of the measurement.
     pub snapshot_at_end: bool,
+}
+
+/// `POMPTRACE_WRITER`: who writes a full chunk that goes to disk while the program runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WriterChoice {
+    /// The thread that filled it.
+    Thread,
+    /// A writer thread of pomptrace's.
+    Background,
+    /// The writer thread if a core is idle when the first chunk goes, else the filling thread.
+    Auto,
+}
+
+impl WriterChoice {
+    /// The name `POMPTRACE_WRITER` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            WriterChoice::Thread => "thread",
+            WriterChoice::Background => "background",
+            WriterChoice::Auto => "auto",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -254,6 +288,7 @@ impl Default for Config {
             buffer_size: default_buffer_size(),
             keep_in_memory: None,
             total_buffer_size: None,
+            writer: WriterChoice::Auto,
             clock: ClockChoice::Auto,
             verbose: 1,
             filtering_file: None,
@@ -289,10 +324,26 @@ const DEFAULT_BUFFER_MAX: usize = 64 << 20;
 const DEFAULT_BUFFER_MIN: usize = 8 << 20;
 
 /// This machine's usable memory ([`usable_memory`]) and cores, read once.
-static MACHINE: once_cell::sync::Lazy<(Option<u64>, usize)> = once_cell::sync::Lazy::new(|| {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (usable_memory(), cores)
-});
+static MACHINE: once_cell::sync::Lazy<(Option<u64>, usize)> =
+    once_cell::sync::Lazy::new(|| (usable_memory(), cores()));
+
+/// The cores this process may run on: its affinity mask, one system call (std's
+/// `available_parallelism` also reads the cgroup files: 1.7% of the CPU samples of a whole
+/// tiny traced run here, about what writing its definitions and anchor took).
+fn cores() -> usize {
+    // SAFETY: an all-zero cpu_set_t is a valid empty set; sched_getaffinity fills it.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: pid 0 is the calling thread; `set` has the size passed.
+    let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) };
+    if rc == 0 {
+        // SAFETY: `set` was filled by sched_getaffinity.
+        let count = unsafe { libc::CPU_COUNT(&set) };
+        if count > 0 {
+            return count as usize;
+        }
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
 
 /// The default `POMPTRACE_BUFFER_SIZE` on this machine: [`buffer_size_for`] its memory (the
 /// process's cgroup limit where that is lower) and its cores.
@@ -527,6 +578,17 @@ impl Config {
                 }
             }
         }
+        if let Some(v) = value(&WRITER) {
+            match v.trim().to_ascii_lowercase().as_str() {
+                "thread" => c.writer = WriterChoice::Thread,
+                "background" => c.writer = WriterChoice::Background,
+                "auto" => c.writer = WriterChoice::Auto,
+                _ => warn(format!(
+                    "POMPTRACE_WRITER={v} is not thread, background or auto; using {}",
+                    c.writer.name()
+                )),
+            }
+        }
         if let Some(v) = value(&CLOCK) {
             match v.trim().to_ascii_lowercase().as_str() {
                 "tsc" => c.clock = ClockChoice::Tsc,
@@ -605,6 +667,7 @@ impl Config {
                     * self.chunk_size)
                     .min(self.buffer_size.saturating_sub(self.chunk_size))
                     .to_string(),
+                n if n == WRITER.name => self.writer.name().to_string(),
                 n if n == CLOCK.name => format!("{:?}", self.clock).to_ascii_lowercase(),
                 n if n == VERBOSE.name => self.verbose.to_string(),
                 n if n == FILTERING_FILE.name => self
@@ -760,6 +823,7 @@ mod tests {
                 "POMPTRACE_TOTAL_BUFFER_SIZE=33554432",
                 // The buffer less the chunk being filled.
                 "POMPTRACE_KEEP_IN_MEMORY=8323072",
+                "POMPTRACE_WRITER=auto",
                 "POMPTRACE_CLOCK=monotonic",
                 "POMPTRACE_VERBOSE=1",
                 "POMPTRACE_FILTERING_FILE=/f/filter.txt",

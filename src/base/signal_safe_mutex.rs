@@ -150,6 +150,14 @@ pub(crate) unsafe fn reset_unlocked<T>(mutex: &parking_lot::Mutex<T>) {
     state.store(UNLOCKED, Ordering::Release);
 }
 
+/// Runs `f` with the asynchronous fatal signals blocked on the calling thread (as while a
+/// signal-safe lock is held): for work on a thread of the program that a signal handler on the
+/// same thread must not find half done.
+pub(crate) fn with_async_fatal_signals_blocked<R>(f: impl FnOnce() -> R) -> R {
+    let _blocked = AsyncSignalsBlocked::new();
+    f()
+}
+
 /// Runs `f` (which creates a thread) with every signal blocked on the calling thread, so the
 /// new thread starts with them blocked: a process-directed signal then never lands on a
 /// pomptrace thread, whose work the signal handler waits for.

@@ -3,6 +3,7 @@
 //! describes), then has the trace written.
 
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use super::state::{
     update_hot, DISABLED, FINISHED, MEASUREMENT, NOT_STARTED, RUNNING, START_LOCK, STATE,
@@ -22,6 +23,16 @@ pub(crate) fn finalize() {
 /// `finalize` at the end of the process: `exit_status` is what exit() was given (or 128 +
 /// the signal number for a fatal signal, as shells report it).
 pub(crate) fn finalize_with_status(exit_status: i64) {
+    finalize_from(exit_status, false)
+}
+
+/// `finalize_with_status` from a fatal signal's handler, on the thread the signal interrupted:
+/// that thread may be in the middle of a recording call, and then its location is left as it is.
+pub(crate) fn finalize_in_signal_handler(exit_status: i64) {
+    finalize_from(exit_status, true)
+}
+
+fn finalize_from(exit_status: i64, interrupted: bool) {
     if STATE.load(Ordering::Acquire) == DISABLED {
         // Also a forked child, where another thread of the parent may have held the lock.
         return;
@@ -37,7 +48,7 @@ pub(crate) fn finalize_with_status(exit_status: i64) {
         }
         return;
     }
-    let still_busy = wait_for_recorders();
+    let still_busy = wait_for_recorders(interrupted);
     if let Some(m) = MEASUREMENT.get() {
         match write::write_trace(m, exit_status, &still_busy) {
             Ok(summary) => {
@@ -55,21 +66,32 @@ pub(crate) fn finalize_with_status(exit_status: i64) {
 
 /// After the state left RUNNING: waits (bounded) until no thread is inside a recording call.
 /// Returns the locations of the threads that were still busy when the wait ended: they may
-/// still be written, so the end of the measurement leaves them alone.
-fn wait_for_recorders() -> Vec<*mut Location> {
+/// still be written, so the end of the measurement leaves them alone. `interrupted`: the
+/// calling thread is a signal handler's, and its own recording call (if it was in one) cannot
+/// end before the handler does.
+fn wait_for_recorders(interrupted: bool) -> Vec<*mut Location> {
     membarrier::order_every_recorder();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    let deadline = Instant::now() + RECORDERS_DEADLINE;
     let mut still_busy = Vec::new();
     thread::for_each_state(|busy, location, own| {
         if own {
+            if interrupted && busy.load(Ordering::Acquire) {
+                still_busy.push(location);
+            }
             return;
         }
+        // A recording call lasts well under a microsecond unless its thread lost its core:
+        // then short sleeps, each longer than the last, give that core away (the thread may
+        // be waiting for it) instead of spinning on it.
+        let mut pause = FIRST_PAUSE;
         while busy.load(Ordering::Acquire) {
-            if std::time::Instant::now() > deadline {
+            let now = Instant::now();
+            if now >= deadline {
                 still_busy.push(location);
                 return;
             }
-            std::thread::yield_now();
+            std::thread::sleep(pause.min(deadline - now));
+            pause = (pause * 2).min(LONGEST_PAUSE);
         }
     });
     if !still_busy.is_empty() {
@@ -80,3 +102,8 @@ fn wait_for_recorders() -> Vec<*mut Location> {
     }
     still_busy
 }
+
+/// How long the end waits for threads inside a recording call.
+const RECORDERS_DEADLINE: Duration = Duration::from_secs(2);
+const FIRST_PAUSE: Duration = Duration::from_micros(20);
+const LONGEST_PAUSE: Duration = Duration::from_millis(5);

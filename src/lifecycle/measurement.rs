@@ -9,7 +9,7 @@ use crate::base::clock;
 use crate::base::config::{Config, PROGRAM_LINE};
 use crate::base::diagnostics::{warn, warn_once};
 use crate::base::launcher;
-use crate::base::signal_safe_mutex::{with_signals_blocked, SignalSafeMutex};
+use crate::base::signal_safe_mutex::SignalSafeMutex;
 use crate::metrics::sampler;
 use crate::metrics::synchronous as metrics;
 use crate::model::team;
@@ -96,7 +96,12 @@ fn file_chunk_size(memory_chunk: usize) -> usize {
 }
 
 impl Measurement {
-    pub(crate) fn new(config: Config) -> Result<Self, String> {
+    /// `new_writer`: the event writer for this configuration, whose chunks are journaled in
+    /// `journal` (`streaming::new_writer`).
+    pub(crate) fn new(
+        config: Config,
+        new_writer: fn(&Config, &'static journal::Journal) -> BackgroundWriter,
+    ) -> Result<Self, String> {
         let job = launcher::detect(|name| std::env::var(name).ok(), |m| warn(&m));
         let clock_kind = clock::select(job::clock_choice(config.clock, job.as_ref()));
         let start = clock::sample();
@@ -178,19 +183,9 @@ impl Measurement {
         )
         .map_err(|e| format!("cannot write the definitions journal: {e}"))?;
         drop(registry);
-        // A chunk goes to disk only after every definition it may refer to.
-        let writer = with_signals_blocked(|| {
-            // Opened in the writer thread's own descriptor table, and closed there.
-            let mut journal_file = None;
-            BackgroundWriter::spawn_with(
-                "pomptrace-writer",
-                Box::new(move || {
-                    journal::record(&Fact::Clock(clock::sample()));
-                    journal.flush_to(&mut journal_file)
-                }),
-            )
-        })
-        .map_err(|e| format!("cannot start the writer thread: {e}"))?;
+        // A chunk goes to disk only after every definition it may refer to (the writer's
+        // hooks); no thread is started here.
+        let writer = new_writer(&config, journal);
         writer.limit_buffers(config.buffers_for_all_threads());
         let lock_api_regions = REGISTRY.lock().define_lock_api_regions();
         let root_team: &'static Team =

@@ -1,11 +1,11 @@
 //! Expedited membarrier: once the process is registered, the end of the measurement orders
 //! every recorder's stores with one system call, so the hot path needs only a compiler fence
-//! (see `active.rs`). Registration is asynchronous and may never happen; the hot path learns
-//! of it through `HOT_MEMBARRIER` only once it is final.
+//! (see `active.rs`). Registration may never happen (and takes no thread of its own); the hot
+//! path learns of it through `HOT_MEMBARRIER` only once it is final.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
-use crate::base::signal_safe_mutex::with_signals_blocked;
+use crate::base::clock;
 use crate::lifecycle::state::{HOT, HOT_MEMBARRIER};
 
 /// `MEMBARRIER_REGISTERED` once the process is registered for expedited membarrier: then
@@ -19,12 +19,18 @@ const MEMBARRIER_UNUSED: u8 = 2;
 const MEMBARRIER_CMD_PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
 const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
 
+/// When the measurement started (CLOCK_MONOTONIC ns), for `register_once_the_run_is_long`.
+static STARTED_NS: AtomicU64 = AtomicU64::new(0);
+/// A thread has taken on the registration that the start could not make.
+static LATE_REGISTRATION_CLAIMED: AtomicBool = AtomicBool::new(false);
+
 /// Registers for expedited membarrier at once when the process has a single thread: the kernel
 /// then needs no RCU grace period (4 µs measured here, against 13 ms once a second thread
 /// exists), so recording uses compiler fences from its first event. Called at the start of the
-/// measurement, before it starts threads of its own; with other threads already running, the
-/// delayed registration below is used instead.
+/// measurement; with other threads already running, `register_once_the_run_is_long` registers
+/// later, if the run lasts.
 pub(crate) fn register_membarrier_if_alone() {
+    STARTED_NS.store(clock::monotonic_ns(), Ordering::Relaxed);
     if single_threaded() && register_with_kernel() {
         settle_membarrier(MEMBARRIER_REGISTERED);
     }
@@ -75,34 +81,30 @@ fn thread_count(stat: &str) -> Option<u32> {
     after_name.split_whitespace().nth(17)?.parse().ok()
 }
 
-/// How long a run records with real fences before it registers for membarrier.
-const MEMBARRIER_DELAY: std::time::Duration = std::time::Duration::from_millis(50);
+/// How long a run records with real fences before it registers for membarrier: twenty times
+/// what the registration costs the thread that makes it once other threads exist (an RCU grace
+/// period, 13 ms measured here).
+const MEMBARRIER_AFTER_NS: u64 = 250_000_000;
 
-/// Registers for expedited membarrier on a thread of its own, after `MEMBARRIER_DELAY`: the
-/// registration waits for an RCU grace period (13 ms measured here), which a process cannot
-/// exit during, so a short run would pay it at start or at its end. Until it is done,
-/// recording uses a real fence, which only matters to runs long enough to register.
-pub(crate) fn register_membarrier() {
-    if MEMBARRIER.load(Ordering::SeqCst) != MEMBARRIER_PENDING {
-        // Registered at the start, or given up.
+/// Registers a process that had threads already at the start, on the calling thread, once the
+/// run has recorded for `MEMBARRIER_AFTER_NS` (called when a chunk fills, off the hot path).
+/// The registration waits for an RCU grace period, which the calling thread spends in the
+/// kernel, and which a process cannot exit during: a short run never pays it (nor starts a
+/// thread to pay it elsewhere), a long one pays it once, a small share of its length. Until
+/// then, recording uses a real fence.
+pub(crate) fn register_once_the_run_is_long() {
+    if MEMBARRIER.load(Ordering::Relaxed) != MEMBARRIER_PENDING
+        || clock::monotonic_ns().saturating_sub(STARTED_NS.load(Ordering::Relaxed))
+            < MEMBARRIER_AFTER_NS
+        || LATE_REGISTRATION_CLAIMED.swap(true, Ordering::Relaxed)
+    {
         return;
     }
-    let register = || {
-        std::thread::sleep(MEMBARRIER_DELAY);
-        settle_membarrier(if register_with_kernel() {
-            MEMBARRIER_REGISTERED
-        } else {
-            MEMBARRIER_UNUSED
-        });
-    };
-    let spawned = with_signals_blocked(|| {
-        std::thread::Builder::new()
-            .name("pomptrace-membarrier".into())
-            .spawn(register)
+    settle_membarrier(if register_with_kernel() {
+        MEMBARRIER_REGISTERED
+    } else {
+        MEMBARRIER_UNUSED
     });
-    if spawned.is_err() {
-        MEMBARRIER.store(MEMBARRIER_UNUSED, Ordering::SeqCst);
-    }
 }
 
 /// At the end of the measurement: a registration still under way is called off (every recorder

@@ -14,5 +14,6 @@ pub(crate) mod profile_write;
 pub(crate) mod retire;
 pub(crate) mod start;
 pub(crate) mod state;
+pub(crate) mod streaming;
 pub(crate) mod thread_exit;
 pub(crate) mod write;

@@ -1,23 +1,25 @@
 //! Hooks into the life of the process: the end of the program (with its exit status), fork(),
 //! and fatal signals all lead to the one finalisation, or (in a forked child) to none.
 //!
-//! Fatal signals: a thread created at measurement start (the *signal writer*, with every
-//! asynchronous signal blocked) sleeps on a POSIX semaphore. The handler only posts that
-//! semaphore and waits, bounded, until the writer has written the trace; then the first fatal
-//! signal takes its course (default action, so the shell sees 128 + signal). Everything the
-//! handler calls is async-signal-safe: it allocates nothing, spawns nothing and takes no lock.
-//! A semaphore rather than a pipe: a program that closes descriptors it did not open (3..1023)
-//! and opens its own files would otherwise receive the wake-up bytes.
+//! Fatal signals: the handler writes the trace itself, on the thread the signal interrupted
+//! (no thread waits for signals: a run that fits in memory starts none), then lets the first
+//! fatal signal take its course (default action, so the shell sees 128 + signal). While it
+//! writes, the asynchronous fatal signals are blocked on that thread (a second SIGTERM goes to
+//! another thread, whose handler waits, bounded, for the trace), its allocations come from
+//! memory of their own (`signal_heap`: the interrupted code may hold malloc's lock), and an
+//! alarm ends the process by the first signal should the writing get stuck on a lock the
+//! interrupted code holds. A fault on one of pomptrace's own threads, or while the trace is
+//! being written, ends the process at once.
 
-use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::time::Duration;
 
 use crate::base::diagnostics::warn;
-use crate::base::signal_safe_mutex::{with_signals_blocked, ASYNC_FATAL_SIGNALS};
-use crate::lifecycle::finish::finalize_with_status;
-use crate::lifecycle::state::DISABLED;
-use crate::lifecycle::state::STATE;
+use crate::base::helper_threads;
+use crate::base::signal_heap;
+use crate::base::signal_safe_mutex::ASYNC_FATAL_SIGNALS;
+use crate::lifecycle::finish::{finalize_in_signal_handler, finalize_with_status};
+use crate::lifecycle::state::{DISABLED, RUNNING, STATE};
 
 extern "C" {
     /// glibc's exit handler registration that passes the exit status (not in the libc crate).
@@ -38,8 +40,8 @@ pub(crate) fn register_exit_handler() {
     }
 }
 
-/// A child created by fork() inherits the measurement but not its threads (the event writer,
-/// the signal writer): recording or finalizing there would wait for them forever and could
+/// A child created by fork() inherits the measurement but not its threads (the writer thread,
+/// if one runs): recording or finalizing there would wait for them forever and could
 /// overwrite the parent's trace, so the child records nothing. It still assigns region handles,
 /// registers locks, warns and gets a thread state, so the locks behind those are held across
 /// the fork (in `prepare`'s order, the order in which any thread may take them): no other
@@ -71,7 +73,6 @@ pub(crate) fn register_fork_handler() {
         // Only atomic stores: async-signal-safe, as a child of a threaded process requires.
         STATE.store(DISABLED, Ordering::Release);
         crate::lifecycle::state::HOT.store(crate::lifecycle::state::HOT_ENDED, Ordering::Release);
-        SIGNAL_WRITER_READY.store(false, Ordering::Release);
         // SAFETY: `prepare` locked these on the thread that is now the child's only one.
         unsafe {
             SPARE_STATES.reset_in_child();
@@ -101,32 +102,18 @@ const FATAL_SIGNALS: [(libc::c_int, &str); 9] = [
     (libc::SIGILL, "SIGILL"),
 ];
 
-/// Signals raised by the faulting instruction itself (or abort()): they cannot be blocked
-/// and put off, and may arrive on any thread, the signal writer included.
-fn is_fault(signal: libc::c_int) -> bool {
-    !ASYNC_FATAL_SIGNALS.contains(&signal)
-}
-
 /// How long a fatal signal waits for the trace to be written (the interrupted thread may hold a
-/// lock the writer needs; then the trace is given up rather than the process hung).
+/// lock the writing needs; then the trace is given up rather than the process hung).
 const SIGNAL_FINALIZE_TIMEOUT: Duration = Duration::from_secs(10);
-const WAIT_STEP: Duration = Duration::from_millis(1);
 
 /// The first fatal signal (0: none yet). The process dies by this one, whatever comes later.
 static FIRST_SIGNAL: AtomicI32 = AtomicI32::new(0);
-/// The signal writer exists and waits for `WAKE_SIGNAL_WRITER` (false in a forked child).
-static SIGNAL_WRITER_READY: AtomicBool = AtomicBool::new(false);
-/// Kernel thread id of the signal writer: a fault there cannot wait for itself.
-static SIGNAL_WRITER_TID: AtomicI32 = AtomicI32::new(0);
-/// The signal writer has finished (trace written, or given up).
-static TRACE_DONE: AtomicBool = AtomicBool::new(false);
-
-/// A POSIX semaphore: sem_post is async-signal-safe.
-struct Semaphore(UnsafeCell<libc::sem_t>);
-// SAFETY: sem_t is made to be shared between threads; it is only used through sem_* calls.
-unsafe impl Sync for Semaphore {}
-// SAFETY: an all-zero sem_t is only a placeholder; sem_init runs before any other use.
-static WAKE_SIGNAL_WRITER: Semaphore = Semaphore(UnsafeCell::new(unsafe { std::mem::zeroed() }));
+/// Kernel thread id of the thread writing the trace for the first signal: a fault there
+/// cannot wait for itself.
+static WRITING_TID: AtomicI32 = AtomicI32::new(0);
+/// 1 once the trace for the first signal is written (or given up); a futex word, which the
+/// handlers of later signals wait on.
+static TRACE_DONE: AtomicU32 = AtomicU32::new(0);
 
 fn gettid() -> libc::c_int {
     // SAFETY: gettid has no arguments and cannot fail; a raw syscall is async-signal-safe.
@@ -184,8 +171,9 @@ fn say_fatal_signal(signal: libc::c_int) {
 
 extern "C" fn on_fatal_signal(signal: libc::c_int) {
     let tid = gettid();
-    if tid == SIGNAL_WRITER_TID.load(Ordering::Acquire) {
-        // A fault while writing the trace (asynchronous signals are blocked on this thread).
+    if tid == WRITING_TID.load(Ordering::Acquire) || helper_threads::on_helper_thread() {
+        // A fault while writing the trace (asynchronous signals are blocked here then), or on a
+        // thread of pomptrace's own, whose work the writing may need.
         let first = FIRST_SIGNAL.load(Ordering::Acquire);
         die_by(if first != 0 { first } else { signal });
     }
@@ -193,41 +181,87 @@ extern "C" fn on_fatal_signal(signal: libc::c_int) {
         .compare_exchange(0, signal, Ordering::AcqRel, Ordering::Acquire)
         .is_ok()
     {
-        if !SIGNAL_WRITER_READY.load(Ordering::Acquire) {
-            // A forked child, or the writer could not be started: nothing to write.
+        if STATE.load(Ordering::Acquire) != RUNNING {
+            // Not started, already finished, or a forked child: nothing to write.
             die_by(signal);
         }
         say_fatal_signal(signal);
-        // SAFETY: the semaphore was initialised before SIGNAL_WRITER_READY was set; sem_post
-        // is async-signal-safe.
-        unsafe { libc::sem_post(WAKE_SIGNAL_WRITER.0.get()) };
+        WRITING_TID.store(tid, Ordering::Release);
+        set_alarm();
+        signal_heap::begin();
+        let _ = std::panic::catch_unwind(|| finalize_in_signal_handler(128 + signal as i64));
+        announce_trace_done();
+        die_by(signal);
     }
-    // Every fatal signal (the first one, a second SIGTERM, the same signal sent to the whole
-    // process group) waits here for the trace.
-    let steps = SIGNAL_FINALIZE_TIMEOUT.as_millis() / WAIT_STEP.as_millis();
-    let pause = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: WAIT_STEP.as_nanos() as libc::c_long,
-    };
-    for _ in 0..steps {
-        if TRACE_DONE.load(Ordering::Acquire) || !SIGNAL_WRITER_READY.load(Ordering::Acquire) {
-            break;
-        }
-        // SAFETY: nanosleep is async-signal-safe; `pause` is a valid timespec.
-        unsafe { libc::nanosleep(&pause, std::ptr::null_mut()) };
-    }
+    // Every other fatal signal (a second SIGTERM, the same signal sent to the whole process
+    // group) waits here for the trace.
+    wait_for_trace(SIGNAL_FINALIZE_TIMEOUT);
     die_by(FIRST_SIGNAL.load(Ordering::Acquire))
 }
 
-/// Starts the signal writer, then installs the handler for each fatal signal whose action is
-/// still the default (signals the program handles or ignores are left alone).
-pub(crate) fn register_signal_handlers() {
-    if let Err(e) = start_signal_writer() {
-        warn(&format!(
-            "cannot start the thread that writes the trace on a fatal signal ({e}); a fatal \
-             signal will end the program without a trace"
-        ));
+/// Marks the first signal's trace done and wakes every handler waiting for it.
+fn announce_trace_done() {
+    TRACE_DONE.store(1, Ordering::Release);
+    // SAFETY: FUTEX_WAKE on a word of ours touches no other memory; futex is async-signal-safe.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            TRACE_DONE.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            i32::MAX,
+        )
+    };
+}
+
+/// Waits (blocked in the kernel, at most `timeout`) until the first signal's trace is done.
+fn wait_for_trace(timeout: Duration) {
+    let wait = libc::timespec {
+        tv_sec: timeout.as_secs() as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    while TRACE_DONE.load(Ordering::Acquire) == 0 {
+        // SAFETY: FUTEX_WAIT reads our word and sleeps while it is 0, for at most `wait` (a
+        // valid timespec); futex is async-signal-safe.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_futex,
+                TRACE_DONE.as_ptr(),
+                libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+                0u32,
+                &wait as *const libc::timespec,
+            )
+        };
+        // SAFETY: reading errno right after the call, on this thread.
+        if rc != 0 && unsafe { *libc::__errno_location() } == libc::ETIMEDOUT {
+            // (An interruption by another signal waits again, for the whole time: the alarm
+            // of the thread writing the trace ends the process in any case.)
+            return;
+        }
     }
+}
+
+/// Ends the process by the first fatal signal `SIGNAL_FINALIZE_TIMEOUT` from now (the program's
+/// own SIGALRM handler, if any, gives way: the process is ending).
+fn set_alarm() {
+    extern "C" fn on_alarm(_: libc::c_int) {
+        die_by(FIRST_SIGNAL.load(Ordering::Acquire));
+    }
+    // SAFETY: sigaction and alarm are async-signal-safe; the handler has C linkage and never
+    // returns.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_alarm as extern "C" fn(libc::c_int) as usize;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGALRM, &action, std::ptr::null_mut());
+        set_mask(libc::SIG_UNBLOCK, [libc::SIGALRM]);
+        libc::alarm(SIGNAL_FINALIZE_TIMEOUT.as_secs() as libc::c_uint);
+    }
+}
+
+/// Installs the handler for each fatal signal whose action is still the default (signals the
+/// program handles or ignores are left alone). While the handler runs, the asynchronous fatal
+/// signals are blocked on its thread.
+pub(crate) fn register_signal_handlers() {
     for (signal, _) in FATAL_SIGNALS {
         // SAFETY: `old` is a valid sigaction to fill; passing NULL as the new action only queries.
         let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
@@ -241,38 +275,10 @@ pub(crate) fn register_signal_handlers() {
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = on_fatal_signal as extern "C" fn(libc::c_int) as usize;
             libc::sigemptyset(&mut action.sa_mask);
+            for blocked in ASYNC_FATAL_SIGNALS {
+                libc::sigaddset(&mut action.sa_mask, blocked);
+            }
             libc::sigaction(signal, &action, std::ptr::null_mut());
         }
     }
-}
-
-fn start_signal_writer() -> std::io::Result<()> {
-    // SAFETY: initialises the (not yet used) process-private semaphore with count 0.
-    if unsafe { libc::sem_init(WAKE_SIGNAL_WRITER.0.get(), 0, 0) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    let writer = move || {
-        SIGNAL_WRITER_TID.store(gettid(), Ordering::Release);
-        // Faults stay deliverable here, so a crash while writing still ends the process by
-        // the first signal; asynchronous signals stay blocked and go to other threads.
-        set_mask(
-            libc::SIG_UNBLOCK,
-            FATAL_SIGNALS
-                .iter()
-                .map(|(s, _)| *s)
-                .filter(|&s| is_fault(s)),
-        );
-        // SAFETY: the semaphore was initialised above; sem_wait only fails with EINTR.
-        while unsafe { libc::sem_wait(WAKE_SIGNAL_WRITER.0.get()) } != 0 {}
-        let signal = FIRST_SIGNAL.load(Ordering::Acquire);
-        let _ = std::panic::catch_unwind(|| finalize_with_status(128 + signal as i64));
-        TRACE_DONE.store(true, Ordering::Release);
-    };
-    with_signals_blocked(|| {
-        std::thread::Builder::new()
-            .name("pomptrace-signal".into())
-            .spawn(writer)
-    })?;
-    SIGNAL_WRITER_READY.store(true, Ordering::Release);
-    Ok(())
 }

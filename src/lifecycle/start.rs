@@ -8,7 +8,7 @@ use super::measurement::Measurement;
 use super::state::{
     update_hot, DISABLED, FINISHED, MEASUREMENT, RUNNING, STARTING, START_LOCK, STATE,
 };
-use super::{membarrier, process};
+use super::{membarrier, process, streaming};
 use crate::base::config::Config;
 use crate::base::diagnostics::warn;
 use crate::metrics::synchronous as metrics;
@@ -56,7 +56,7 @@ fn start_slow() -> Option<&'static Measurement> {
     membarrier::register_membarrier_if_alone();
     load_filter_once(|| config.clone());
     metrics::configure(config.metrics.as_deref(), |m| warn(&m));
-    let measurement = match Measurement::new(config) {
+    let measurement = match Measurement::new(config, streaming::new_writer) {
         Ok(m) => m,
         Err(message) => {
             warn(&format!("{message}; nothing will be recorded"));
@@ -68,7 +68,6 @@ fn start_slow() -> Option<&'static Measurement> {
     let m = MEASUREMENT.get_or_init(|| measurement);
     // The init file (if linked) assigns all handles now, before any event.
     crate::openmp::call_init_regions();
-    membarrier::register_membarrier();
     process::register_exit_handler();
     process::register_signal_handlers();
     crate::model::thread::set_exit_hook(super::thread_exit::thread_ends);

@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 use crate::base::clock;
+use crate::base::helper_threads;
 use crate::base::launcher::JobRank;
+use crate::base::signal_heap;
 use crate::lifecycle::measurement::Measurement;
 use crate::lifecycle::profile_write::{self, LocationProfile};
 use crate::metrics::sampler;
@@ -21,12 +23,6 @@ use crate::record::location::Location;
 use otf2::unify::{self, PARTS_DIR};
 use otf2::*;
 use std::path::Path;
-
-/// The TSC frequency is measured between the first and the last clock sample of the run; each
-/// sample brackets a CLOCK_MONOTONIC read within a few tens of nanoseconds, so even a run of
-/// 200 µs gets its frequency within about 0.02 %. Shorter runs wait for the rest (a tiny fixed
-/// cost, where a calibration loop at start would cost every run milliseconds).
-const MIN_CALIBRATION: Duration = Duration::from_micros(200);
 
 /// What `write_trace` reports.
 pub struct Summary {
@@ -48,12 +44,16 @@ pub fn write_trace(
     let sampled = sampler::RUNNING.lock().take().map(sampler::Sampler::stop);
     let end_time = clock::now();
     let elapsed = Duration::from_nanos(clock::monotonic_ns().saturating_sub(m.start.ns));
-    // Before the locations are drained: what the writer took while the program ran.
+    // Before the locations are drained: what the writer's threads took while the program ran.
     let writer_cpu = m.writer.cpu_time();
+    let helpers = helper_threads::started();
+    // What is still queued to the writer thread is written from here, not waited for.
+    m.writer.take_over();
     let mut waits = (Duration::ZERO, 0u64);
-    if elapsed < MIN_CALIBRATION {
-        std::thread::sleep(MIN_CALIBRATION - elapsed);
-    }
+    // The TSC frequency is measured between the first and the last clock sample of the run;
+    // each brackets a CLOCK_MONOTONIC read within a few tens of nanoseconds, so a run of 20 µs
+    // gets it within about 0.5 %, and a longer one better (no calibration wait, at the start or
+    // here).
     let end_sample = clock::sample();
     let resolution = clock::resolution(m.clock_kind, m.start, end_sample);
 
@@ -170,7 +170,7 @@ pub fn write_trace(
         let line = profile_write::write_profile(m, &profiles, resolution, end_time)?;
         return Ok(Summary {
             line,
-            cost: cost_line(elapsed, writer_cpu, waits),
+            cost: cost_line(elapsed, writer_cpu, helpers, waits),
         });
     }
     let mut ids: Vec<u64> = (0..locations.len() as u32)
@@ -251,20 +251,22 @@ pub fn write_trace(
             crate::base::diagnostics::warn(&format!("{e}; the trace is written all the same"))
         })
     });
-    let bytes = match own_files {
-        Some(files) => files.iter().map(|f| path_size(f)).sum(),
-        None => directory_size(&m.experiment_dir),
+    // Listing a directory allocates with the system's malloc, which a fatal signal's handler
+    // must not call (see `signal_heap`); a rank's own files are only looked up.
+    let bytes: Option<u64> = match own_files {
+        Some(files) => Some(files.iter().map(|f| path_size(f)).sum()),
+        None if !signal_heap::rescuing() => Some(directory_size(&m.experiment_dir)),
+        None => None,
     };
-    if budget_report.acted() {
+    if let (true, Some(bytes)) = (budget_report.acted(), bytes) {
         report_budget(m, &budget_report, bytes);
     }
     let total: u64 = events.iter().sum::<u64>() + metric_location.map_or(0, |(_, n)| n);
-    let mut summary = format!(
-        "{written} ({} locations, {} events, {} bytes)",
-        ids.len(),
-        total,
-        bytes
-    );
+    let mut summary = format!("{written} ({} locations, {} events", ids.len(), total);
+    if let Some(bytes) = bytes {
+        summary.push_str(&format!(", {bytes} bytes"));
+    }
+    summary.push(')');
     if let Some(Ok(line)) = profiled {
         summary.push_str("; ");
         summary.push_str(&line);
@@ -275,7 +277,7 @@ pub fn write_trace(
     }
     Ok(Summary {
         line: summary,
-        cost: cost_line(elapsed, writer_cpu, waits),
+        cost: cost_line(elapsed, writer_cpu, helpers, waits),
     })
 }
 
@@ -331,8 +333,6 @@ impl ExtraDefinitions for BudgetDefinitions {
     }
 }
 
-/// "recording took …": the run's length, the writer threads' CPU time in it and the waits for
-/// a free buffer, in milliseconds.
 /// The events of `location` in the whole chunks of its file, after a write failed (a full
 /// disk): the file is cut back to them and ended as readers expect. The room set aside for the
 /// definitions is given back first, so the end fits.
@@ -351,7 +351,15 @@ fn events_on_disk(
     .map(|salvaged| salvaged.events)
 }
 
-fn cost_line(elapsed: Duration, writer_cpu: Option<Duration>, waits: (Duration, u64)) -> String {
+/// "recording took …": the run's length, the helper threads started, the writer threads' CPU
+/// time in it and how often and how long recording threads were held up by the writing of
+/// their chunks (writing one themselves, or waiting for a free buffer), in milliseconds.
+fn cost_line(
+    elapsed: Duration,
+    writer_cpu: Option<Duration>,
+    helpers: usize,
+    waits: (Duration, u64),
+) -> String {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
     let writer = match writer_cpu {
         Some(cpu) => format!(
@@ -362,7 +370,8 @@ fn cost_line(elapsed: Duration, writer_cpu: Option<Duration>, waits: (Duration, 
         None => "the writer's threads' CPU time is not known on this system".into(),
     };
     format!(
-        "recording took {:.3} ms; {writer}; threads waited {} times for a free buffer ({:.3} ms)",
+        "recording took {:.3} ms; {helpers} helper threads started; {writer}; threads waited {} \
+         times for a free buffer or to write a chunk ({:.3} ms)",
         ms(elapsed),
         waits.1,
         ms(waits.0)

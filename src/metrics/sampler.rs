@@ -9,12 +9,12 @@
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
 use crate::base::clock;
+use crate::base::helper_threads;
 use crate::metrics::synchronous::Member;
 use otf2::{EventWriter, FileSink, MetricMode, MetricType, TypedValue};
 
@@ -91,15 +91,16 @@ pub fn sample_process() -> [u64; 4] {
     [rss_pages * page, cpu, read, written]
 }
 
-struct Stop {
-    requested: Mutex<bool>,
+struct Shared {
+    stop: Mutex<bool>,
     wake: Condvar,
+    /// The sampler's event writer: the thread samples into it, and `stop` takes it (None then).
+    writer: Mutex<Option<EventWriter<FileSink>>>,
 }
 
 /// The running sampler.
 pub struct Sampler {
-    stop: Arc<Stop>,
-    thread: JoinHandle<EventWriter<FileSink>>,
+    shared: Arc<Shared>,
     path: PathBuf,
 }
 
@@ -112,7 +113,8 @@ pub struct Recorded {
 
 impl Sampler {
     /// Starts sampling every `interval` into `path` (OTF2 event chunks of `chunk_size`),
-    /// values of metric class `class`.
+    /// values of metric class `class`. Sampling is work only a thread of its own can do: this
+    /// starts one (a helper thread).
     pub fn start(
         interval: Duration,
         path: &Path,
@@ -121,26 +123,26 @@ impl Sampler {
     ) -> io::Result<Self> {
         let file = otf2::ChunkFile::create(path)?;
         let mut writer = EventWriter::new(chunk_size, FileSink::new(file));
-        let stop = Arc::new(Stop {
-            requested: Mutex::new(false),
-            wake: Condvar::new(),
-        });
-        let stop_seen = Arc::clone(&stop);
-        // The first sample is taken here, before the program goes on: the sampler thread may
-        // be scheduled late on a busy machine, and the start is a value worth having.
-        let mut next = Instant::now();
         let sample = move |writer: &mut EventWriter<FileSink>| {
             let values = sample_process().map(TypedValue::u64);
             writer.metric(clock::now(), class, &values);
         };
+        // The first sample is taken here, before the program goes on: the sampler thread may
+        // be scheduled late on a busy machine, and the start is a value worth having.
+        let mut next = Instant::now();
         sample(&mut writer);
-        let thread = std::thread::Builder::new()
-            .name("pomptrace-sampler".into())
-            .spawn(move || {
-                // It reads /proc and writes its file while the program runs.
-                otf2::chunk_file::use_own_descriptor_table();
-                let mut stopped = stop_seen.requested.lock();
-                loop {
+        let shared = Arc::new(Shared {
+            stop: Mutex::new(false),
+            wake: Condvar::new(),
+            writer: Mutex::new(Some(writer)),
+        });
+        let seen = Arc::clone(&shared);
+        let body = Box::new(move || {
+            // It reads /proc and writes its file while the program runs.
+            otf2::chunk_file::use_own_descriptor_table();
+            loop {
+                {
+                    let mut stopped = seen.stop.lock();
                     // A fixed schedule: a slow sample does not shift the ones after it, and
                     // intervals missed while the machine was busy are skipped, not caught up.
                     next += interval;
@@ -148,27 +150,31 @@ impl Sampler {
                     if next <= now {
                         next = now + interval;
                     }
-                    stop_seen.wake.wait_until(&mut stopped, next);
+                    seen.wake.wait_until(&mut stopped, next);
                     if *stopped {
-                        break;
+                        return;
                     }
-                    sample(&mut writer);
                 }
-                writer
-            })?;
+                match seen.writer.lock().as_mut() {
+                    Some(writer) => sample(writer),
+                    None => return,
+                }
+            }
+        });
+        helper_threads::spawn("pomptrace-sampler".into(), body)?;
         Ok(Self {
-            stop,
-            thread,
+            shared,
             path: path.to_path_buf(),
         })
     }
 
-    /// Stops the thread and closes the file.
+    /// Stops sampling and closes the file, from the calling thread: the sampler thread is not
+    /// waited for (only a sample it is taking at this moment is), it ends when it next runs.
     pub fn stop(self) -> Recorded {
-        *self.stop.requested.lock() = true;
-        self.stop.wake.notify_all();
-        match self.thread.join() {
-            Ok(writer) => {
+        *self.shared.stop.lock() = true;
+        self.shared.wake.notify_all();
+        match self.shared.writer.lock().take() {
+            Some(writer) => {
                 let events = writer.events();
                 let (_, result) = writer.finish();
                 Recorded {
@@ -177,10 +183,10 @@ impl Sampler {
                     result,
                 }
             }
-            Err(_) => Recorded {
+            None => Recorded {
                 path: self.path,
                 events: 0,
-                result: Err(io::Error::other("the sampler thread failed")),
+                result: Err(io::Error::other("the sampler was stopped twice")),
             },
         }
     }

@@ -1,77 +1,159 @@
-//! A writer thread that writes full chunks to their files while the producers go on encoding.
+//! Where full chunks go while the producers go on encoding, and the end of a stream, with no
+//! thread to wait for.
 //!
-//! One thread serves any number of files. Each file's [`BackgroundSink`] owns a bounded pool of
-//! chunk buffers: a full chunk is queued to the thread, and the producer continues in a free
-//! buffer, which only blocks when all of the file's buffers are still queued (the disk is
-//! slower than the program). Memory per file is therefore at most `buffers × chunk size`.
+//! Each file's [`BackgroundSink`] owns a bounded pool of chunk buffers. A sink may keep its
+//! first full chunks in memory ([`BackgroundSink::keep_in_memory`]): a stream that fits is
+//! written at its end by the thread that finishes it, and no thread but the program's runs
+//! meanwhile. Past that budget (or at once, with none) chunks *stream*: each full chunk is
+//! written while the run goes on, by the thread that filled it or by a writer thread
+//! ([`StreamFrom`]). Kept chunks are lost if the process is killed, and each of them is fresh
+//! memory; a chunk that streams comes back to be filled again (a free buffer is always taken
+//! before a new one), so a file on a local disk ([`BackgroundSink::writes_directly`]) is best
+//! not kept at all: writing a chunk there (0.16 ns per byte through the page cache on the
+//! development VM) costs half of faulting in a fresh one (0.335).
 //!
-//! A sink may keep its first full chunks in memory ([`BackgroundSink::keep_in_memory`]): a
-//! stream that fits is written at its end, and the writer thread takes no CPU time from a
-//! program that uses every core while it runs; past that budget all kept chunks are queued at
-//! once and from then on every full chunk as it fills. Kept chunks are lost if the process is
-//! killed, and each of them is fresh memory. A chunk that is written as it fills comes back to
-//! be filled again (a free buffer is always taken before a new one), so a file that takes
-//! direct writes ([`BackgroundSink::writes_directly`]) is best not kept at all: writing a chunk
-//! there costs a fifth of faulting in a fresh one.
+//! Every chunk is written through the page cache, whoever writes it: a direct write
+//! (`O_DIRECT`) takes less CPU time but waits for the device, one write at a time (1.7 GB/s on
+//! the development VM's disk, less than one recording thread fills), which a thread the program
+//! waits for must not do, and the writer thread only runs where a core is idle, whose CPU time
+//! costs nothing. A killed process loses nothing that reached the page cache.
+//!
+//! No thread is started before there is work only it can do: the writer thread starts with the
+//! first chunk queued to it, the preparing thread (below) with it. Nothing ever waits for either
+//! to be scheduled in order to make progress the waiting thread could make itself: a producer
+//! whose buffers are all queued writes its own oldest queued chunk instead of waiting for it,
+//! and finishing a sink (or [`BackgroundWriter::take_over`], at the end of a run) writes every
+//! chunk still queued from the finishing thread. A chunk the writer thread is writing at that
+//! moment is written again from the finishing thread: the same bytes at the same offset, so
+//! whichever write ends last leaves the file as it should be, and no one waits for the other.
+//! The only waits are for a write under way: a producer with every buffer in a write on the
+//! writer thread (the disk is slower than the program; it records a BufferFlush), for at most
+//! `WRITE_UNDER_WAY_WAIT`, and hooks' own locks. Memory per file is at most `buffers × chunk
+//! size` (one more while a write that outlasted that wait is still under way).
 //!
 //! Fresh memory is expensive to touch (a page fault per 4 KiB: 0.3–0.8 ns per byte measured
-//! on the development VM, close to one event's whole cost), and where it can, the producer
-//! does not touch fresh memory at all:
-//! once its first chunk is full, a sink keeps two buffers of its pool in preparation on a
-//! second thread, which faults their pages in (`MADV_POPULATE_WRITE`) and hands them back, and
-//! the producer continues in one of them when its chunk is full. Those buffers are slots of one
-//! region of transparent huge pages where the kernel has them ([`super::chunk_buffer`]): one
-//! fault per 2 MiB, a fifth of the 4 KiB pages' cost when the memory was used before, but
-//! four times it on a VM whose host reclaims the guest's free memory (1.5–1.7 ns per byte
-//! measured there, 3.5 ms for one huge page). That thread runs in the idle scheduling class,
-//! so it only uses a core nobody else wants (one thread of a one-thread program, or the cores
-//! of threads waiting at a barrier): with every core busy it falls behind, and a buffer whose
-//! preparation has not come back in time is not waited for: the producer takes a fresh one
-//! from the heap (4 KiB pages, faulted in as it writes: a huge page's fault would stop the
-//! producer for milliseconds at once, and a team that waits for it at its next barrier with
-//! it); while the pool may grow, the late one is used next, and once it may not, it is freed
-//! when it comes (so the pool may exceed its size by one buffer for that moment). A run that
-//! never fills a chunk never prepares one: a starved idle-class thread with work left would
-//! hold up the process's exit.
+//! on the development VM, close to one event's whole cost). Once chunks stream to the writer
+//! thread, a sink keeps two buffers of its pool in preparation on a second thread, which faults
+//! their pages in (`MADV_POPULATE_WRITE`) and hands them back, and the producer continues in one
+//! of them when its chunk is full. Those buffers are slots of one region of transparent huge
+//! pages where the kernel has them ([`super::chunk_buffer`]): one fault per 2 MiB, a fifth of
+//! the 4 KiB pages' cost when the memory was used before, but four times it on a VM whose host
+//! reclaims the guest's free memory (1.5–1.7 ns per byte measured there, 3.5 ms for one huge
+//! page). It runs at normal priority, like the writer thread: in the idle scheduling class it
+//! was starved whenever every core was busy, while faulting in a huge page with the process's
+//! memory map locked, and every `mmap` and `munmap` of the process waited for it (2 threads
+//! streaming 46 MB next to two busy processes took 1.7–3.2 s instead of 0.2–0.4 in three runs
+//! of seven on the development VM; none did at normal priority). A buffer whose preparation
+//! has not come back in time is not waited for: the producer takes a fresh one from the heap
+//! (4 KiB pages, faulted in as it writes: a huge page's fault would stop the producer for
+//! milliseconds at once, and a team that waits for it at its next barrier with it); while the
+//! pool may grow, the late one is used next, and once it may not, it is freed when it comes
+//! (so the pool may exceed its size by one buffer for that moment).
 //!
-//! While chunks are written as they fill, the same few buffers go round all run long, and the
-//! first of them are 4 KiB pages (the producer's first buffer, and any it faulted in itself).
-//! A buffer back from the writer that is not a slot gives way to a prepared slot (it is
-//! unmapped on the writer thread): the writer writes a chunk from huge pages for about half the
-//! CPU time (the kernel pins one page for the write instead of 256; `chunk_memory_bench`:
-//! 0.028 against 0.059 ns per byte on the development VM).
+//! While chunks stream, the same few buffers go round all run long, and the first of them are
+//! 4 KiB pages (the producer's first buffer, and any it faulted in itself). A buffer back from
+//! the writer that is not a slot gives way to a prepared slot (it is unmapped on the writer
+//! thread), so that the pool ends up in huge pages.
 //!
 //! The sinks of one writer may share a limit on the buffers they allocate
 //! ([`BackgroundWriter::limit_buffers`]): beyond its first two buffers a sink takes each new
 //! one from that shared allowance, and when it is used up the sink stops keeping chunks and
-//! writes every full chunk as it fills, recycling the buffers it has. So many threads each
+//! streams every full chunk as it fills, recycling the buffers it has. So many threads each
 //! allowed a large buffer stay within one bound for the process together.
 //!
-//! Each chunk is written at its own offset (`index × file chunk size`) with one write, so a file
-//! only ever holds whole chunks. In-memory chunks may be smaller than the file's chunk size
-//! (OTF2 readers require at least 256 KiB): each one is then followed by a hole up to the next
-//! file chunk boundary, which reads as END_OF_CHUNK padding and takes no disk space.
+//! Each chunk is written at its own offset (`index × file chunk size`, fixed when it is full)
+//! with one write, so a file only ever holds whole chunks. In-memory chunks may be smaller than
+//! the file's chunk size (OTF2 readers require at least 256 KiB): each one is then followed by
+//! a hole up to the next file chunk boundary, which reads as END_OF_CHUNK padding and takes no
+//! disk space.
 
 use std::collections::VecDeque;
+use std::fs::File;
 use std::io;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::chunk::ChunkSink;
 use super::chunk_buffer::{ChunkBuffer, HugePageSlots};
 use super::chunk_file::ChunkFile;
 
+/// Who writes a full chunk that streams (goes to disk while the run goes on).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamFrom {
+    /// The thread that filled it, at once, before it goes on: no thread of the writer's runs,
+    /// and the program pays for each write where it happens (as, on a node whose cores are all
+    /// busy, it pays for a writer thread's CPU time, plus the hand-offs).
+    FillingThread,
+    /// The writer thread, started with the first such chunk, while the producer goes on (it
+    /// costs the program nothing where a core is idle).
+    WriterThread,
+    /// The writer thread if a core is idle when the first chunk streams, else the filling
+    /// thread (decided once per writer).
+    Auto,
+}
+
+/// What the user of a writer adds to its work (e.g. saving what chunks refer to first, signal
+/// masks). Every method has a default that does nothing special.
+pub trait WriterHooks: Send + Sync + 'static {
+    /// Runs before a chunk is written, on the thread that writes it; an error keeps the chunk
+    /// from the disk (and is reported for its file). `kept`: a place for a file the hook may
+    /// keep open from one call to the next, on the writer thread only (whose descriptor table
+    /// is its own, see [`super::chunk_file::use_own_descriptor_table`]); None on the program's
+    /// threads, where a descriptor kept open could be closed and reused by the program.
+    fn before_write(&self, kept: Option<&mut Option<File>>) -> io::Result<()> {
+        let _ = kept;
+        Ok(())
+    }
+
+    /// Runs `write` (one chunk's write, `before_write` included) on a thread of the program: the
+    /// thread that filled the chunk, or one that finishes a sink or the writer.
+    fn on_program_thread(&self, write: &mut dyn FnMut()) {
+        write()
+    }
+
+    /// Starts a thread of the writer's (the writer thread, the preparing thread) named `name`.
+    fn spawn(&self, name: String, body: Box<dyn FnOnce() + Send>) -> io::Result<()> {
+        std::thread::Builder::new().name(name).spawn(body).map(drop)
+    }
+
+    /// Called on a producer's thread whenever one of its chunks is full (once per chunk, off
+    /// its hot path).
+    fn chunk_filled(&self) {}
+}
+
+/// Hooks that add nothing.
+pub struct NoHooks;
+impl WriterHooks for NoHooks {}
+
+/// A full chunk on its way to the disk. Whoever drops the last handle to it gives its buffer
+/// back to its sink's pool, so a chunk written twice (see the module's comment) or taken back
+/// by its producer still returns exactly once.
+struct Outgoing {
+    target: Arc<Target>,
+    chunk: Option<ChunkBuffer>,
+    len: usize,
+    offset: u64,
+}
+
+impl Outgoing {
+    fn bytes(&self) -> &[u8] {
+        self.chunk.as_deref().map_or(&[], |c| &c[..self.len])
+    }
+}
+
+impl Drop for Outgoing {
+    fn drop(&mut self) {
+        if let Some(chunk) = self.chunk.take() {
+            // The producer may be gone (finished); then the buffer is just freed.
+            let _ = self.target.free.send(chunk);
+        }
+    }
+}
+
 enum Job {
-    Chunk {
-        target: Arc<Target>,
-        chunk: ChunkBuffer,
-        len: usize,
-    },
-    /// Reply once every job queued before this one is done.
-    Barrier(Sender<()>),
+    Chunk(Arc<Outgoing>),
     /// A buffer the pool no longer needs: unmapping it costs the thread that does it (and
     /// every core the process ran on a TLB flush), so the writer does, not the producer.
     Retired(ChunkBuffer),
@@ -83,20 +165,9 @@ struct Preparation {
     buffer: ChunkBuffer,
 }
 
-/// Runs in the writer thread before it writes a chunk, e.g. to save what the chunk refers to
-/// first. An error keeps the chunk from the disk (and is reported for its file).
-pub type BeforeWrite = Box<dyn FnMut() -> io::Result<()> + Send>;
-
-struct Output {
-    file: ChunkFile,
-    /// Where the next chunk goes.
-    offset: u64,
-}
-
 struct Target {
-    output: Mutex<Option<Output>>,
-    /// Chunk size of the file; larger than the in-memory chunks when they are padded.
-    file_chunk_size: usize,
+    /// None once the sink has finished.
+    output: Mutex<Option<Arc<ChunkFile>>>,
     error: Mutex<Option<io::Error>>,
     free: Sender<ChunkBuffer>,
     /// Buffers whose pages the preparing thread has faulted in.
@@ -143,73 +214,226 @@ impl SpareBuffers {
     }
 }
 
-/// The thread and the queue feeding it.
-pub struct BackgroundWriter {
-    queue: Option<Sender<Job>>,
-    /// Shared by the sinks (unlimited unless `limit_buffers` says otherwise).
-    allowance: Arc<BufferAllowance>,
-    spare: Arc<SpareBuffers>,
-    /// The preparing thread's queue (None if it could not be started). The thread is not
-    /// joined: it holds nothing that needs closing, and at idle priority it may not get a core
-    /// soon.
-    preparations: Option<Sender<Preparation>>,
-    thread: Option<JoinHandle<()>>,
-    /// The OS thread ids of the writer thread and the preparing thread.
+/// The writer thread's side of the queue.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WriterThread {
+    NotStarted,
+    Running,
+    /// It could not be started: chunks are written by their producers.
+    Unavailable,
+}
+
+struct Queue {
+    jobs: VecDeque<Job>,
+    /// The chunk the writer thread is writing now.
+    current: Option<Arc<Outgoing>>,
+    thread: WriterThread,
+    /// `take_over` ran: every chunk is written by the thread that has it from now on.
+    taken_over: bool,
+}
+
+const FROM_FILLING_THREAD: u8 = 0;
+const FROM_WRITER_THREAD: u8 = 1;
+const UNDECIDED: u8 = 2;
+
+struct Shared {
+    name: String,
+    hooks: Box<dyn WriterHooks>,
+    /// `FROM_FILLING_THREAD`, `FROM_WRITER_THREAD`, or `UNDECIDED` (auto, until a chunk
+    /// streams).
+    stream_from: AtomicU8,
+    queue: Mutex<Queue>,
+    /// Wakes the writer thread: a job, or the end.
+    work: Condvar,
+    /// The preparing thread's queue, once started (None if it could not be).
+    preparations: OnceLock<Option<Sender<Preparation>>>,
+    /// The OS thread ids of the writer thread and the preparing thread (shared with the
+    /// preparing thread, which holds nothing else of the writer's).
     threads: Arc<Mutex<Vec<i32>>>,
 }
 
-impl BackgroundWriter {
-    pub fn spawn(name: &str) -> io::Result<Self> {
-        Self::spawn_with(name, Box::new(|| Ok(())))
+impl Shared {
+    /// Who writes the chunks that stream, deciding `Auto` on the first call.
+    fn stream_from(&self) -> StreamFrom {
+        let decided = match self.stream_from.load(Ordering::Relaxed) {
+            UNDECIDED => {
+                let from = if a_core_is_idle() {
+                    FROM_WRITER_THREAD
+                } else {
+                    FROM_FILLING_THREAD
+                };
+                match self.stream_from.compare_exchange(
+                    UNDECIDED,
+                    from,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => from,
+                    Err(other) => other,
+                }
+            }
+            decided => decided,
+        };
+        if decided == FROM_WRITER_THREAD {
+            StreamFrom::WriterThread
+        } else {
+            StreamFrom::FillingThread
+        }
     }
 
-    /// A writer thread that calls `before_write` before every chunk it writes.
-    pub fn spawn_with(name: &str, mut before_write: BeforeWrite) -> io::Result<Self> {
-        let (queue, jobs) = mpsc::channel::<Job>();
-        let threads = Arc::new(Mutex::new(Vec::new()));
-        let ids = threads.clone();
-        let thread = std::thread::Builder::new()
-            .name(name.to_string())
-            .spawn(move || {
-                note_thread_id(&ids);
-                // It writes while the program runs: out of reach of a program closing its
-                // descriptors.
-                super::chunk_file::use_own_descriptor_table();
-                for job in jobs {
-                    match job {
-                        Job::Chunk { target, chunk, len } => {
-                            match before_write() {
-                                Ok(()) => write_chunk(&target, &chunk[..len], len == chunk.len()),
-                                Err(e) => keep_first_error(&target, e),
-                            }
-                            // The producer may be gone (finished); then the buffer is just freed.
-                            let _ = target.free.send(chunk);
-                        }
-                        Job::Barrier(done) => {
-                            let _ = done.send(());
-                        }
-                        Job::Retired(buffer) => drop(buffer),
-                    }
-                }
-            })?;
-        Ok(Self {
-            queue: Some(queue),
+    /// Queues `chunk` to the writer thread, starting it if this is the first; hands it back
+    /// when the writer has been taken over or cannot be started.
+    fn queue(self: &Arc<Self>, chunk: Arc<Outgoing>) -> Result<(), Arc<Outgoing>> {
+        let mut queue = lock(&self.queue);
+        if queue.taken_over {
+            return Err(chunk);
+        }
+        if queue.thread == WriterThread::NotStarted {
+            let shared = Arc::clone(self);
+            let started = self
+                .hooks
+                .spawn(self.name.clone(), Box::new(move || run_writer(&shared)));
+            queue.thread = match started {
+                Ok(()) => WriterThread::Running,
+                Err(_) => WriterThread::Unavailable,
+            };
+        }
+        if queue.thread == WriterThread::Unavailable {
+            return Err(chunk);
+        }
+        queue.jobs.push_back(Job::Chunk(chunk));
+        drop(queue);
+        self.work.notify_one();
+        Ok(())
+    }
+
+    /// Takes back the oldest chunk of `target` that the writer thread has not started on.
+    fn take_back_oldest(&self, target: &Arc<Target>) -> Option<Arc<Outgoing>> {
+        let mut queue = lock(&self.queue);
+        let at = queue.jobs.iter().position(|job| match job {
+            Job::Chunk(chunk) => Arc::ptr_eq(&chunk.target, target),
+            Job::Retired(_) => false,
+        })?;
+        match queue.jobs.remove(at) {
+            Some(Job::Chunk(chunk)) => Some(chunk),
+            _ => None,
+        }
+    }
+
+    /// Every chunk of `target` still to be written: the one the writer thread is writing now
+    /// (shared with it), then the queued ones, oldest first (taken from the queue).
+    fn outstanding(&self, target: &Arc<Target>) -> Vec<Arc<Outgoing>> {
+        let mut queue = lock(&self.queue);
+        let mut chunks: Vec<Arc<Outgoing>> = queue
+            .current
+            .iter()
+            .filter(|c| Arc::ptr_eq(&c.target, target))
+            .cloned()
+            .collect();
+        let mut others = VecDeque::new();
+        for job in queue.jobs.drain(..) {
+            match job {
+                Job::Chunk(chunk) if Arc::ptr_eq(&chunk.target, target) => chunks.push(chunk),
+                other => others.push_back(other),
+            }
+        }
+        queue.jobs = others;
+        chunks
+    }
+
+    /// Writes `chunk` on the calling thread, a thread of the program.
+    fn write_here(&self, chunk: &Outgoing) {
+        self.hooks
+            .on_program_thread(&mut || write_chunk(&*self.hooks, chunk, None));
+    }
+
+    /// The preparing thread's queue, starting the thread on the first call (None if it cannot
+    /// be started).
+    fn preparer(self: &Arc<Self>) -> Option<Sender<Preparation>> {
+        self.preparations
+            .get_or_init(|| spawn_preparer(self))
+            .clone()
+    }
+}
+
+/// Whether a core of those this process may run on has nothing to run now: fewer runnable
+/// threads in the whole system (`/proc/loadavg`'s fourth field, this one included) than such
+/// cores. False where the system does not say.
+fn a_core_is_idle() -> bool {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let runnable = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|text| {
+            let field = text.split_whitespace().nth(3)?;
+            field.split('/').next()?.parse::<usize>().ok()
+        });
+    runnable.is_some_and(|runnable| runnable < cores)
+}
+
+/// The writer: chunks are written by their producers, or by a thread of its own started with
+/// the first chunk queued to it (see [`StreamFrom`]).
+pub struct BackgroundWriter {
+    shared: Arc<Shared>,
+    /// Shared by the sinks (unlimited unless `limit_buffers` says otherwise).
+    allowance: Arc<BufferAllowance>,
+    spare: Arc<SpareBuffers>,
+}
+
+impl BackgroundWriter {
+    /// A writer whose streaming chunks go as `stream_from` says; its threads (if any) are named
+    /// after `name`. Starts no thread.
+    pub fn new(name: &str, stream_from: StreamFrom, hooks: Box<dyn WriterHooks>) -> Self {
+        let stream_from = match stream_from {
+            StreamFrom::FillingThread => FROM_FILLING_THREAD,
+            StreamFrom::WriterThread => FROM_WRITER_THREAD,
+            StreamFrom::Auto => UNDECIDED,
+        };
+        Self {
+            shared: Arc::new(Shared {
+                name: name.to_string(),
+                hooks,
+                stream_from: AtomicU8::new(stream_from),
+                queue: Mutex::new(Queue {
+                    jobs: VecDeque::new(),
+                    current: None,
+                    thread: WriterThread::NotStarted,
+                    taken_over: false,
+                }),
+                work: Condvar::new(),
+                preparations: OnceLock::new(),
+                threads: Arc::new(Mutex::new(Vec::new())),
+            }),
             allowance: Arc::new(BufferAllowance {
                 left: AtomicUsize::new(usize::MAX),
             }),
             spare: Arc::default(),
-            preparations: spawn_preparer(name, threads.clone()),
-            thread: Some(thread),
-            threads,
-        })
+        }
     }
 
     /// The CPU time the writer's threads (writing chunks, preparing buffers) have used so far:
     /// time a program that uses every core did not get. None where the system does not say
     /// (it is read from `/proc`, Linux only).
     pub fn cpu_time(&self) -> Option<Duration> {
-        let ids = lock(&self.threads).clone();
+        let ids = lock(&self.shared.threads).clone();
         cpu_time_of(&ids)
+    }
+
+    /// How many threads the writer has started (the writer thread, the preparing thread).
+    pub fn threads_started(&self) -> usize {
+        let queue = lock(&self.shared.queue);
+        let writer = usize::from(queue.thread == WriterThread::Running);
+        let preparing = self.shared.preparations.get().is_some_and(|p| p.is_some());
+        writer + usize::from(preparing)
+    }
+
+    /// Who writes the chunks that stream: as given to `new`, `Auto` decided once a chunk has
+    /// streamed.
+    pub fn stream_from(&self) -> StreamFrom {
+        match self.shared.stream_from.load(Ordering::Relaxed) {
+            FROM_FILLING_THREAD => StreamFrom::FillingThread,
+            FROM_WRITER_THREAD => StreamFrom::WriterThread,
+            _ => StreamFrom::Auto,
+        }
     }
 
     /// Limits the buffers all sinks together allocate beyond each one's first two to
@@ -249,14 +473,13 @@ impl BackgroundWriter {
         let direct = file.writes_directly();
         BackgroundSink {
             direct,
-            queue: self.queue.clone().expect("writer running"),
+            shared: Arc::clone(&self.shared),
             allowance: self.allowance.clone(),
             spare: self.spare.clone(),
             borrowed: 0,
-            preparations: self.preparations.clone(),
+            preparations: None,
             target: Arc::new(Target {
-                output: Mutex::new(Some(Output { file, offset: 0 })),
-                file_chunk_size: file_chunk_size.max(chunk_size),
+                output: Mutex::new(Some(Arc::new(file))),
                 error: Mutex::new(None),
                 free: free_tx,
                 prepared: prepared_tx,
@@ -266,8 +489,10 @@ impl BackgroundWriter {
             preparing: 0,
             orphaned: 0,
             chunk_size,
+            file_chunk_size: file_chunk_size.max(chunk_size) as u64,
+            next_offset: 0,
             // The producer's first buffer is its own (a thread that records little touches few
-            // pages of it); the buffers prepared for it once that one is full are slots of one
+            // pages of it); the buffers prepared for it once chunks stream are slots of one
             // region.
             slots: HugePageSlots::new(chunk_size, buffers - 1),
             buffers_left: buffers - 1,
@@ -275,29 +500,93 @@ impl BackgroundWriter {
             keep: 0,
             max_keep: buffers - 1,
             in_flight: 0,
+            late: 0,
             waited: Duration::ZERO,
             waits: 0,
+            held_up: None,
             clock: None,
             stalled_until: None,
         }
     }
 
-    /// Waits until everything queued so far is written.
+    /// Writes everything queued so far: what the writer thread has not started on from the
+    /// calling thread, and the chunk it is writing now a second time (see the module's
+    /// comment). Returns without waiting for the writer thread.
     pub fn drain(&self) {
-        if let Some(queue) = &self.queue {
-            let (tx, rx) = mpsc::channel();
-            if queue.send(Job::Barrier(tx)).is_ok() {
-                let _ = rx.recv();
-            }
+        let (current, jobs) = {
+            let mut queue = lock(&self.shared.queue);
+            let jobs: Vec<Job> = queue.jobs.drain(..).collect();
+            (queue.current.clone(), jobs)
+        };
+        self.write_all_here(current, jobs);
+    }
+
+    /// The end of the writer's work: from now on every chunk is written by the thread that has
+    /// it, and everything queued is written now, from the calling thread (as `drain`). The
+    /// writer thread, if it runs, stops once it notices.
+    pub fn take_over(&self) {
+        let (current, jobs) = {
+            let mut queue = lock(&self.shared.queue);
+            queue.taken_over = true;
+            let jobs: Vec<Job> = queue.jobs.drain(..).collect();
+            (queue.current.take(), jobs)
+        };
+        self.shared.work.notify_all();
+        self.write_all_here(current, jobs);
+    }
+
+    fn write_all_here(&self, current: Option<Arc<Outgoing>>, jobs: Vec<Job>) {
+        let chunks = current
+            .into_iter()
+            .chain(jobs.into_iter().filter_map(|job| match job {
+                Job::Chunk(chunk) => Some(chunk),
+                Job::Retired(_) => None,
+            }));
+        for chunk in chunks {
+            self.shared.write_here(&chunk);
         }
     }
 }
 
 impl Drop for BackgroundWriter {
     fn drop(&mut self) {
-        self.queue.take();
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        // Nothing queued is lost; the writer thread ends on its own.
+        self.take_over();
+    }
+}
+
+/// The writer thread: writes queued chunks, oldest first, until the writer is taken over.
+fn run_writer(shared: &Shared) {
+    note_thread_id(&shared.threads);
+    // It writes while the program runs: out of reach of a program closing its descriptors.
+    super::chunk_file::use_own_descriptor_table();
+    // A file `before_write` keeps open between chunks, in this thread's own table (and closed
+    // in it, when this thread ends).
+    let mut kept_file = None;
+    loop {
+        let job = {
+            let mut queue = lock(&shared.queue);
+            loop {
+                if queue.taken_over {
+                    return;
+                }
+                if let Some(job) = queue.jobs.pop_front() {
+                    if let Job::Chunk(chunk) = &job {
+                        queue.current = Some(Arc::clone(chunk));
+                    }
+                    break job;
+                }
+                queue = shared.work.wait(queue).unwrap_or_else(|e| e.into_inner());
+            }
+        };
+        match job {
+            Job::Chunk(chunk) => {
+                write_chunk(&*shared.hooks, &chunk, Some(&mut kept_file));
+                // Its buffer goes back with the last handle (here, unless it was taken over
+                // meanwhile and is being written again).
+                lock(&shared.queue).current = None;
+            }
+            Job::Retired(buffer) => drop(buffer),
         }
     }
 }
@@ -310,20 +599,25 @@ fn keep_first_error(target: &Target, e: io::Error) {
     lock(&target.error).get_or_insert(e);
 }
 
-/// Writes a chunk at the file's next chunk offset; after a full chunk smaller than the file's
-/// chunk size the next one starts at the next file chunk boundary. After the first error
-/// nothing more is written, so the file keeps only whole chunks and no gap.
-fn write_chunk(target: &Target, bytes: &[u8], full: bool) {
-    let mut error = lock(&target.error);
-    if error.is_some() {
+/// Writes a chunk at its offset, after `before_write`, through the page cache (see
+/// `ChunkFile::write_at_through_cache`: whoever writes, a direct write would wait for the
+/// device). After the first error of its file nothing more is written to it, so the file keeps
+/// only whole chunks and no gap (chunks of one file are written in order by one thread at a
+/// time; only a chunk written a second time at the end of a stream can overlap its first
+/// write).
+fn write_chunk(hooks: &dyn WriterHooks, chunk: &Outgoing, kept: Option<&mut Option<File>>) {
+    let target = &chunk.target;
+    if lock(&target.error).is_some() {
         return;
     }
-    if let Some(out) = lock(&target.output).as_mut() {
-        match out.file.write_at(out.offset, bytes) {
-            Ok(()) if full => out.offset += target.file_chunk_size as u64,
-            Ok(()) => out.offset += bytes.len() as u64,
-            Err(e) => *error = Some(e),
-        }
+    let Some(file) = lock(&target.output).clone() else {
+        return;
+    };
+    let written = hooks
+        .before_write(kept)
+        .and_then(|()| file.write_at_through_cache(chunk.offset, chunk.bytes()));
+    if let Err(e) = written {
+        keep_first_error(target, e);
     }
 }
 
@@ -331,11 +625,12 @@ fn write_chunk(target: &Target, bytes: &[u8], full: bool) {
 pub struct BackgroundSink {
     /// The file takes whole chunks without a copy into the page cache.
     direct: bool,
-    queue: Sender<Job>,
+    shared: Arc<Shared>,
     /// The writer's shared limit on buffers, and how many this sink took from it.
     allowance: Arc<BufferAllowance>,
     spare: Arc<SpareBuffers>,
     borrowed: usize,
+    /// The preparing thread's queue, once this sink's chunks stream to the writer thread.
     preparations: Option<Sender<Preparation>>,
     target: Arc<Target>,
     free: Receiver<ChunkBuffer>,
@@ -345,32 +640,42 @@ pub struct BackgroundSink {
     /// Prepared buffers that came too late and were replaced by fresh ones (freed on arrival).
     orphaned: usize,
     chunk_size: usize,
+    file_chunk_size: u64,
+    /// Where the next full chunk goes in the file.
+    next_offset: u64,
     /// Where the pool's buffers are allocated: huge pages where the kernel has them.
     slots: HugePageSlots,
     /// Buffers that may still be allocated before the producer has to wait for a free one.
     buffers_left: usize,
-    /// Full chunks held back from the writer thread, oldest first.
-    kept: VecDeque<(ChunkBuffer, usize)>,
+    /// Full chunks held back from the disk, oldest first.
+    kept: VecDeque<Outgoing>,
     keep: usize,
     /// The buffer being filled is never kept back.
     max_keep: usize,
-    /// Chunks queued to the writer thread whose buffer has not come back yet.
+    /// Chunks that stream whose buffer has not come back yet.
     in_flight: usize,
+    /// Of those, chunks whose write took too long and whose buffer was replaced by a fresh one
+    /// (freed when it comes back).
+    late: usize,
     waited: Duration,
     waits: u64,
+    /// When the `submit` under way was first held up (see `end_hold_up`).
+    held_up: Option<Instant>,
     /// The producer's clock, to report when a wait ended (see `ChunkSink::stall_end`).
     clock: Option<fn() -> u64>,
     stalled_until: Option<u64>,
 }
 
 impl BackgroundSink {
-    /// Total time the producer spent waiting for a free buffer, and how many times it waited.
+    /// Total time the producer was held up to get a free buffer, and how many times: waiting
+    /// for a write under way, or writing a chunk itself (each chunk that streams from the
+    /// filling thread, and any queued chunk the writer thread had not got to).
     pub fn waited(&self) -> (Duration, u64) {
         (self.waited, self.waits)
     }
 
-    /// Reports the end of every wait for a free buffer in the producer's clock, so the event
-    /// writer records a BufferFlush covering it.
+    /// Reports the end of every hold-up for a free buffer in the producer's clock, so the
+    /// event writer records a BufferFlush covering it.
     pub fn set_stall_clock(&mut self, clock: fn() -> u64) {
         self.clock = Some(clock);
     }
@@ -381,40 +686,83 @@ impl BackgroundSink {
         self.direct
     }
 
-    /// Keeps the first `chunks` full chunks (at most the pool size less one) from the writer
-    /// thread until `finish`, or until one more fills up: then all of them are queued, and
-    /// every later chunk as soon as it is full.
+    /// Keeps the first `chunks` full chunks (at most the pool size less one) from the disk
+    /// until `finish`, or until one more fills up: then all of them stream, and every later
+    /// chunk as soon as it is full.
     pub fn keep_in_memory(&mut self, chunks: usize) {
         self.keep = chunks.min(self.max_keep);
     }
 
-    fn queue_oldest(&mut self) {
-        let Some((chunk, len)) = self.kept.pop_front() else {
+    /// A full chunk of `len` bytes, at the file's next chunk offset (the next one after it
+    /// starts at the next file chunk boundary when it is full, right after it else).
+    fn outgoing(&mut self, chunk: ChunkBuffer, len: usize) -> Outgoing {
+        let offset = self.next_offset;
+        self.next_offset += if len == chunk.len() {
+            self.file_chunk_size
+        } else {
+            len as u64
+        };
+        Outgoing {
+            target: Arc::clone(&self.target),
+            chunk: Some(chunk),
+            len,
+            offset,
+        }
+    }
+
+    /// The oldest kept chunk goes to the disk now, from this thread or the writer thread.
+    fn stream_oldest(&mut self) {
+        let Some(chunk) = self.kept.pop_front() else {
             return;
         };
         self.in_flight += 1;
-        let job = Job::Chunk {
-            target: self.target.clone(),
-            chunk,
-            len,
-        };
-        if let Err(mpsc::SendError(Job::Chunk { target, chunk, len })) = self.queue.send(job) {
-            // The writer thread is gone: write here so nothing is lost.
-            write_chunk(&target, &chunk[..len], len == chunk.len());
-            let _ = target.free.send(chunk);
+        let chunk = Arc::new(chunk);
+        match self.shared.stream_from() {
+            StreamFrom::WriterThread => match self.shared.queue(chunk) {
+                Ok(()) => {
+                    if self.preparations.is_none() {
+                        self.preparations = self.shared.preparer();
+                    }
+                    if self.in_flight > WRITER_THREAD_LAG {
+                        // The writer thread falls behind (no core for it): this thread writes
+                        // the oldest itself rather than go on in fresh memory.
+                        if let Some(oldest) = self.shared.take_back_oldest(&self.target) {
+                            self.write_here_held_up(&oldest);
+                        }
+                    }
+                }
+                Err(chunk) => self.write_here_held_up(&chunk),
+            },
+            _ => self.write_here_held_up(&chunk),
         }
     }
 
-    fn queue_all_kept(&mut self) {
+    /// Writes `chunk` from this thread, the producer's, which is held up meanwhile.
+    fn write_here_held_up(&mut self, chunk: &Outgoing) {
+        self.held_up.get_or_insert_with(Instant::now);
+        self.shared.write_here(chunk);
+    }
+
+    /// Accounts for the hold-up of one `submit`, if it had one: at most one BufferFlush per
+    /// chunk, however many chunks it wrote or waited for.
+    fn end_hold_up(&mut self) {
+        if let Some(start) = self.held_up.take() {
+            self.waited += start.elapsed();
+            self.waits += 1;
+            self.stalled_until = self.clock.map(|now| now());
+        }
+    }
+
+    fn stream_all_kept(&mut self) {
         while !self.kept.is_empty() {
-            self.queue_oldest();
+            self.stream_oldest();
         }
     }
 
-    /// Queues every kept chunk, and from now on every chunk as it fills.
+    /// Streams every kept chunk, and from now on every chunk as it fills.
     fn stop_keeping(&mut self) {
         self.keep = 0;
-        self.queue_all_kept();
+        self.stream_all_kept();
     }
 
     /// A new buffer of the pool for the preparing thread to fault in: a huge-page slot while
@@ -462,7 +810,7 @@ impl BackgroundSink {
     }
 
     /// Puts buffers of the pool in preparation until `PREPARE_AHEAD` are, unless a late one
-    /// is still to come or the pool is used up.
+    /// is still to come, the pool is used up, or there is no preparing thread.
     fn prepare_next(&mut self) {
         while self.preparing < PREPARE_AHEAD
             && self.orphaned == 0
@@ -503,9 +851,21 @@ impl BackgroundSink {
         buffer
     }
 
-    fn next_buffer(&mut self) -> ChunkBuffer {
-        if let Ok(buffer) = self.free.try_recv() {
+    /// A buffer back from a write, if one has come (late ones that were replaced are freed).
+    fn take_free(&mut self) -> Option<ChunkBuffer> {
+        while let Ok(buffer) = self.free.try_recv() {
             self.in_flight -= 1;
+            if self.late > 0 {
+                self.late -= 1;
+                continue;
+            }
+            return Some(buffer);
+        }
+        None
+    }
+
+    fn next_buffer(&mut self) -> ChunkBuffer {
+        if let Some(buffer) = self.take_free() {
             return self.on_huge_pages(buffer);
         }
         if let Some(buffer) = self.take_prepared() {
@@ -521,25 +881,48 @@ impl BackgroundSink {
             return self.fresh_buffer();
         }
         if self.buffers_left > 0 {
-            // The writer's sinks together may not allocate more: write what is kept, and from
+            // The writer's sinks together may not allocate more: stream what is kept, and from
             // now on every chunk as it fills, so that buffers come back.
             self.stop_keeping();
-        } else if self.in_flight == 0 {
+        } else if self.in_flight == self.late {
             // Every buffer is kept back: the oldest has to go now.
-            self.queue_oldest();
+            self.stream_oldest();
         }
-        let start = Instant::now();
-        let buffer = match self.free.recv() {
-            Ok(buffer) => {
-                self.in_flight -= 1;
-                buffer
+        if let Some(buffer) = self.take_free() {
+            // Written from this thread just now.
+            return buffer;
+        }
+        self.held_up.get_or_insert_with(Instant::now);
+        if let Some(chunk) = self.shared.take_back_oldest(&self.target) {
+            // The writer thread has not got to it: this thread writes it rather than wait
+            // until the writer is scheduled.
+            self.shared.write_here(&chunk);
+            if let Some(buffer) = self.take_free() {
+                return buffer;
             }
-            Err(_) => self.fresh_buffer(),
-        };
-        self.waited += start.elapsed();
-        self.waits += 1;
-        self.stalled_until = self.clock.map(|now| now());
-        buffer
+        }
+        // Every buffer is in a write under way on the writer thread: wait for it, a while.
+        let deadline = Instant::now() + WRITE_UNDER_WAY_WAIT;
+        while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+            match self.free.recv_timeout(left) {
+                Ok(buffer) if self.late > 0 => {
+                    self.in_flight -= 1;
+                    self.late -= 1;
+                    drop(buffer);
+                }
+                Ok(buffer) => {
+                    self.in_flight -= 1;
+                    return buffer;
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => break,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return self.fresh_buffer(),
+            }
+        }
+        // The writer thread lost its core in the middle of the write: a fresh buffer rather
+        // than a longer wait; the late one is freed when it comes (the pool exceeds its size by
+        // one buffer meanwhile).
+        self.late += 1;
+        self.fresh_buffer()
     }
 
     /// `buffer`, back from the writer, or in its place a prepared huge-page slot if `buffer` is
@@ -570,10 +953,30 @@ impl BackgroundSink {
             self.borrowed -= 1;
             self.allowance.give_back(1);
         }
+        let mut queue = lock(&self.shared.queue);
+        if queue.thread == WriterThread::Running && !queue.taken_over {
+            queue.jobs.push_back(Job::Retired(buffer));
+            drop(queue);
+            self.shared.work.notify_one();
+        }
         // Without the writer thread it is freed here.
-        let _ = self.queue.send(Job::Retired(buffer));
     }
 }
+
+/// Chunks of a sink that may wait for the writer thread (queued or being written) before the
+/// producer writes the oldest queued one itself. Where the writer thread has a core it keeps up
+/// on the whole (copying a chunk takes about as long as filling one), and this much slack takes
+/// up its jitter: with 2, `otf2_write_bench`'s producer wrote many chunks itself. Where it has
+/// no core, a producer that went on in fresh buffers instead would fault in its whole buffer
+/// size and leave it all for the end of the run: on the loaded 2-core development VM, 2
+/// threads streaming 46 MB took a median 1409 ms so, against 503 ms with each chunk written by
+/// its thread (232 ms untraced); this bounds it to 8 chunks.
+const WRITER_THREAD_LAG: usize = 8;
+
+/// How long a producer with every buffer in a write under way on the writer thread waits for
+/// one before it takes a fresh one: a few scheduler time slices, in case the writer thread lost
+/// its core in the middle of the write.
+const WRITE_UNDER_WAY_WAIT: Duration = Duration::from_millis(20);
 
 /// Buffers a sink keeps in preparation. With one, a preparation that took about as long as
 /// the producer takes to fill a chunk (on the development VM, faulting fresh memory in is
@@ -582,33 +985,25 @@ impl BackgroundSink {
 /// preparing thread a chunk's time of slack.
 const PREPARE_AHEAD: usize = 2;
 
-/// Starts the preparing thread in the idle scheduling class (Linux; elsewhere, or if that is
-/// refused, at normal priority). None if the thread cannot be started.
-fn spawn_preparer(name: &str, threads: Arc<Mutex<Vec<i32>>>) -> Option<Sender<Preparation>> {
+/// Starts the preparing thread (see the module's comment). None if it cannot be started.
+fn spawn_preparer(shared: &Shared) -> Option<Sender<Preparation>> {
     let (queue, jobs) = mpsc::channel::<Preparation>();
-    std::thread::Builder::new()
-        // Thread names have 15 bytes: `pomptrace-writer` gives `pomptrace-prep`.
-        .name(format!(
-            "{}-prep",
-            name.strip_suffix("-writer").unwrap_or(name)
-        ))
-        .spawn(move || {
-            note_thread_id(&threads);
-            #[cfg(target_os = "linux")]
-            {
-                let param = libc::sched_param { sched_priority: 0 };
-                // SAFETY: pid 0 is the calling thread; `param` is valid for the call.
-                let _ = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
-            }
-            for Preparation { target, mut buffer } in jobs {
-                populate(&mut buffer);
-                let _ = target.prepared.send(buffer);
-            }
-        })
-        .ok()
-        .map(|_| queue)
+    // Thread names have 15 bytes: `pomptrace-writer` gives `pomptrace-prep`.
+    let name = format!(
+        "{}-prep",
+        shared.name.strip_suffix("-writer").unwrap_or(&shared.name)
+    );
+    let ids = Arc::clone(&shared.threads);
+    let body = Box::new(move || {
+        note_thread_id(&ids);
+        for Preparation { target, mut buffer } in jobs {
+            populate(&mut buffer);
+            let _ = target.prepared.send(buffer);
+        }
+    });
+    shared.hooks.spawn(name, body).ok()?;
+    Some(queue)
 }
-
 /// Adds the calling thread's OS id to `threads` (for `BackgroundWriter::cpu_time`).
 fn note_thread_id(threads: &Mutex<Vec<i32>>) {
     #[cfg(target_os = "linux")]
@@ -680,17 +1075,22 @@ impl Drop for BackgroundSink {
 
 impl ChunkSink for BackgroundSink {
     fn submit(&mut self, chunk: ChunkBuffer, len: usize) -> ChunkBuffer {
-        self.kept.push_back((chunk, len));
+        self.shared.hooks.chunk_filled();
+        let chunk = self.outgoing(chunk, len);
+        self.kept.push_back(chunk);
         if self.kept.len() > self.keep {
-            // Past the budget: write in the background from now on.
+            // Past the budget: stream from now on.
             self.stop_keeping();
         }
-        self.free_buffer()
+        let buffer = self.free_buffer();
+        self.end_hold_up();
+        buffer
     }
 
     fn submit_last(&mut self, chunk: ChunkBuffer, len: usize) {
-        // `finish` queues it with every chunk kept: no buffer to continue in is taken.
-        self.kept.push_back((chunk, len));
+        // Written by `finish`, after every chunk before it; no buffer is needed any more.
+        let chunk = self.outgoing(chunk, len);
+        self.kept.push_back(chunk);
     }
 
     fn stall_end(&mut self) -> Option<u64> {
@@ -698,10 +1098,13 @@ impl ChunkSink for BackgroundSink {
     }
 
     fn finish(&mut self) -> io::Result<()> {
-        self.queue_all_kept();
-        let (tx, rx) = mpsc::channel();
-        if self.queue.send(Job::Barrier(tx)).is_ok() {
-            let _ = rx.recv();
+        // Oldest first: what streamed and is not written yet (whatever the writer thread is
+        // doing), then what was kept.
+        for chunk in self.shared.outstanding(&self.target) {
+            self.shared.write_here(&chunk);
+        }
+        while let Some(chunk) = self.kept.pop_front() {
+            self.shared.write_here(&chunk);
         }
         lock(&self.target.output).take();
         self.allowance.give_back(std::mem::take(&mut self.borrowed));
@@ -754,7 +1157,7 @@ mod tests {
         Receiver<Preparation>,
     ) {
         let dir = crate::test_dir(name);
-        let writer = BackgroundWriter::spawn(name).unwrap();
+        let writer = BackgroundWriter::new(name, StreamFrom::WriterThread, Box::new(NoHooks));
         let file = ChunkFile::create(&dir.join("a.evt")).unwrap();
         let mut sink = writer.sink(file, chunk, chunk, buffers);
         let (silent, jobs) = mpsc::channel::<Preparation>();
@@ -888,7 +1291,11 @@ mod tests {
     #[test]
     fn sinks_past_the_shared_limit_on_buffers_write_as_they_fill() {
         let dir = crate::test_dir("background-allowance");
-        let writer = BackgroundWriter::spawn("allowance-test").unwrap();
+        let writer = BackgroundWriter::new(
+            "allowance-test",
+            StreamFrom::WriterThread,
+            Box::new(NoHooks),
+        );
         writer.limit_buffers(2);
         let on_disk = |path: &std::path::Path| {
             writer.drain();
@@ -950,7 +1357,8 @@ mod tests {
     #[test]
     fn a_finished_sinks_buffers_go_to_the_next_sinks() {
         let dir = crate::test_dir("background-spare");
-        let writer = BackgroundWriter::spawn("spare-test").unwrap();
+        let writer =
+            BackgroundWriter::new("spare-test", StreamFrom::WriterThread, Box::new(NoHooks));
         let mut first = writer.sink(
             ChunkFile::create(&dir.join("a.evt")).unwrap(),
             4096,
@@ -1005,7 +1413,8 @@ mod tests {
     #[test]
     fn kept_chunks_reach_the_file_only_past_the_budget_or_at_the_end() {
         let dir = crate::test_dir("background-keep");
-        let writer = BackgroundWriter::spawn("keep-test").unwrap();
+        let writer =
+            BackgroundWriter::new("keep-test", StreamFrom::WriterThread, Box::new(NoHooks));
         let on_disk = |path: &std::path::Path| {
             writer.drain();
             std::fs::metadata(path).unwrap().len()
@@ -1041,6 +1450,209 @@ mod tests {
             4096 + 100,
             "a stream that fits is written at its end"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Hooks whose threads are started but never scheduled (a node whose cores are all
+    /// taken, at the extreme): each body is kept, not run.
+    type Bodies = Arc<Mutex<Vec<Box<dyn FnOnce() + Send>>>>;
+    struct NeverScheduled(Bodies);
+
+    impl WriterHooks for NeverScheduled {
+        fn spawn(&self, _name: String, body: Box<dyn FnOnce() + Send>) -> io::Result<()> {
+            lock(&self.0).push(body);
+            Ok(())
+        }
+    }
+
+    fn numbered_chunk(n: u8) -> ChunkBuffer {
+        ChunkBuffer::from(vec![n; 4096].into_boxed_slice())
+    }
+
+    /// The file's 4096-byte chunks, each as the byte it is filled with.
+    fn chunk_numbers(path: &std::path::Path) -> Vec<u8> {
+        std::fs::read(path)
+            .unwrap()
+            .chunks(4096)
+            .map(|c| {
+                assert!(c.iter().all(|&b| b == c[0]), "a chunk is whole");
+                c[0]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_stream_kept_in_memory_starts_no_thread_and_is_written_at_its_end() {
+        let dir = crate::test_dir("background-no-thread");
+        for from in [
+            StreamFrom::WriterThread,
+            StreamFrom::FillingThread,
+            StreamFrom::Auto,
+        ] {
+            let writer = BackgroundWriter::new("no-thread", from, Box::new(NoHooks));
+            let path = dir.join("kept.evt");
+            let mut sink = writer.sink(ChunkFile::create(&path).unwrap(), 4096, 4096, 8);
+            sink.keep_in_memory(7);
+            for n in 1..=3 {
+                sink.submit(numbered_chunk(n), 4096);
+            }
+            sink.submit_last(numbered_chunk(4), 4096);
+            sink.finish().unwrap();
+            assert_eq!(chunk_numbers(&path), [1, 2, 3, 4]);
+            assert_eq!(writer.threads_started(), 0, "{from:?}");
+            assert_eq!(
+                writer.stream_from(),
+                from,
+                "nothing streamed, nothing decided"
+            );
+            assert_eq!(sink.waited().1, 0);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn chunks_stream_from_the_thread_that_filled_them_without_a_thread() {
+        let dir = crate::test_dir("background-filling-thread");
+        let writer = BackgroundWriter::new("filling", StreamFrom::FillingThread, Box::new(NoHooks));
+        let path = dir.join("a.evt");
+        let mut sink = writer.sink(ChunkFile::create(&path).unwrap(), 4096, 4096, 2);
+        let mut buffer = numbered_chunk(1);
+        for n in 1..=5 {
+            buffer[..].fill(n);
+            buffer = sink.submit(buffer, 4096);
+            assert_eq!(
+                std::fs::metadata(&path).unwrap().len(),
+                n as u64 * 4096,
+                "written before submit returns"
+            );
+        }
+        assert_eq!(sink.waited().1, 5, "each write held the producer up once");
+        sink.finish().unwrap();
+        assert_eq!(chunk_numbers(&path), [1, 2, 3, 4, 5]);
+        assert_eq!(writer.threads_started(), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn nothing_waits_for_a_writer_thread_that_is_never_scheduled() {
+        let dir = crate::test_dir("background-starved");
+        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let writer = BackgroundWriter::new(
+            "starved",
+            StreamFrom::WriterThread,
+            Box::new(NeverScheduled(bodies.clone())),
+        );
+        let (a, b) = (dir.join("a.evt"), dir.join("b.evt"));
+        // Two buffers: every second chunk finds its other buffer queued to the writer thread,
+        // and the producer writes that chunk itself rather than wait.
+        let mut first = writer.sink(ChunkFile::create(&a).unwrap(), 4096, 4096, 2);
+        let mut buffer = numbered_chunk(0);
+        for n in 1..=9 {
+            buffer[..].fill(n);
+            buffer = first.submit(buffer, 4096);
+        }
+        assert!(first.waited().1 >= 4, "{:?}", first.waited());
+        assert_eq!(
+            lock(&bodies).len(),
+            2,
+            "the writer and the preparing thread"
+        );
+        // With a larger pool the producer still does not go on in fresh buffers while its
+        // chunks wait: past WRITER_THREAD_LAG of them it writes the oldest itself.
+        let c = dir.join("c.evt");
+        let mut third = writer.sink(ChunkFile::create(&c).unwrap(), 4096, 4096, 32);
+        let mut buffer = numbered_chunk(0);
+        for n in 1..=30 {
+            buffer[..].fill(n);
+            buffer = third.submit(buffer, 4096);
+        }
+        // (Beyond the first: those waiting for the writer, the one being filled, and those
+        // put in preparation, which never come back here.)
+        let allocated = 31 - third.buffers_left;
+        assert!(
+            allocated <= WRITER_THREAD_LAG + PREPARE_AHEAD,
+            "{allocated} buffers allocated"
+        );
+        third.submit_last(numbered_chunk(31), 4096);
+        third.finish().unwrap();
+        assert_eq!(chunk_numbers(&c), (1..=31).collect::<Vec<u8>>());
+        // Chunks of another file still queued when the writer is taken over are written by
+        // the thread that takes it over; so is a chunk that streams afterwards.
+        let mut second = writer.sink(ChunkFile::create(&b).unwrap(), 4096, 4096, 4);
+        second.submit(numbered_chunk(7), 4096);
+        writer.take_over();
+        assert_eq!(chunk_numbers(&b), [7]);
+        second.submit(numbered_chunk(8), 4096);
+        second.submit_last(numbered_chunk(9), 4096);
+        second.finish().unwrap();
+        assert_eq!(chunk_numbers(&b), [7, 8, 9]);
+        first.submit_last(numbered_chunk(10), 4096);
+        first.finish().unwrap();
+        assert_eq!(chunk_numbers(&a), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+        // Scheduled at last, the writer thread finds it was taken over and ends, and the
+        // preparing thread ends with the writer.
+        drop((first, second, third, writer));
+        let bodies: Vec<_> = lock(&bodies).drain(..).collect();
+        for body in bodies {
+            std::thread::spawn(body).join().unwrap();
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_chunk_written_twice_gives_its_buffer_back_once() {
+        let dir = crate::test_dir("background-twice");
+        let writer = BackgroundWriter::new("twice", StreamFrom::WriterThread, Box::new(NoHooks));
+        let path = dir.join("a.evt");
+        let mut sink = writer.sink(ChunkFile::create(&path).unwrap(), 4096, 4096, 4);
+        // As if the writer thread were writing it when the writer is taken over.
+        let chunk = Arc::new(sink.outgoing(numbered_chunk(3), 4096));
+        sink.in_flight += 1;
+        lock(&writer.shared.queue).current = Some(Arc::clone(&chunk));
+        writer.drain();
+        assert_eq!(chunk_numbers(&path), [3]);
+        assert!(
+            sink.free.try_recv().is_err(),
+            "the writer thread still has it"
+        );
+        write_chunk(&NoHooks, &chunk, None);
+        lock(&writer.shared.queue).current = None;
+        drop(chunk);
+        assert_eq!(
+            sink.free.try_recv().unwrap()[0],
+            3,
+            "back with the last handle"
+        );
+        assert!(sink.free.try_recv().is_err(), "and only once");
+        assert_eq!(chunk_numbers(&path), [3]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_write_under_way_that_lost_its_core_is_waited_for_a_while_only() {
+        let dir = crate::test_dir("background-late");
+        let writer = BackgroundWriter::new("late", StreamFrom::WriterThread, Box::new(NoHooks));
+        let mut sink = writer.sink(
+            ChunkFile::create(&dir.join("a.evt")).unwrap(),
+            4096,
+            4096,
+            2,
+        );
+        // The pool's other buffer is in a write that does not end (held here).
+        sink.buffers_left = 0;
+        let stuck = Arc::new(sink.outgoing(numbered_chunk(1), 4096));
+        sink.in_flight = 1;
+        let start = Instant::now();
+        let fresh = sink.next_buffer();
+        let waited = start.elapsed();
+        assert!(waited >= WRITE_UNDER_WAY_WAIT, "{waited:?}");
+        assert!(waited < Duration::from_secs(5), "{waited:?}");
+        assert!(fresh.iter().all(|&b| b == 0), "a fresh buffer");
+        assert_eq!((sink.in_flight, sink.late), (1, 1));
+        // The late buffer is freed when it comes, not used.
+        drop(stuck);
+        assert!(sink.take_free().is_none());
+        assert_eq!((sink.in_flight, sink.late), (0, 0));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

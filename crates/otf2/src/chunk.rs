@@ -46,8 +46,8 @@ pub trait ChunkSink {
     /// `chunk[..len]` belongs to the file: `len == chunk.len()` for every chunk but the last.
     /// Errors are kept by the sink and reported by [`ChunkSink::finish`]; recording goes on.
     fn submit(&mut self, chunk: ChunkBuffer, len: usize) -> ChunkBuffer;
-    /// Takes the final chunk, `chunk[..len]`, before [`ChunkSink::finish`]; no buffer comes
-    /// back (the producer needs none).
+    /// The final chunk, `chunk[..len]`, right before [`ChunkSink::finish`]: as `submit`, but no
+    /// buffer is needed back (a sink that would have to allocate or wait for one need not).
     fn submit_last(&mut self, chunk: ChunkBuffer, len: usize) {
         drop(self.submit(chunk, len));
     }

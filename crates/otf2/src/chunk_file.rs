@@ -32,6 +32,8 @@ pub struct ChunkFile {
     path: PathBuf,
     /// Whole pages go to the device directly (`O_DIRECT`).
     direct: bool,
+    /// (device, inode) of the file created: a descriptor that names anything else is not ours.
+    identity: Option<(u64, u64)>,
 }
 
 impl ChunkFile {
@@ -43,6 +45,7 @@ impl ChunkFile {
             name: name.to_string(),
             path: dir.join(name),
             direct: takes_direct_writes(&file),
+            identity: identity(&file),
         })
     }
 
@@ -87,11 +90,28 @@ impl ChunkFile {
     }
 
     /// Writes `bytes` at `offset`; on failure the file is cut back to `offset`.
+    ///
+    /// It may run on a thread of the program, whose descriptors the program may close and
+    /// reuse at any moment (see `use_own_descriptor_table`): the descriptor is checked to name
+    /// this file right after it is opened and again before it is closed, so that nothing is
+    /// written into, cut back or closed on a file of the program's that took its number
+    /// before the check. (A reuse between the check and the write itself cannot be seen.)
     pub fn write_at(&self, offset: u64, bytes: &[u8]) -> io::Result<()> {
-        if self.direct && whole_pages(offset, bytes) {
+        self.write_at_with(offset, bytes, true)
+    }
+
+    /// `write_at` through the page cache even where the file takes direct writes: the write
+    /// costs more CPU time (a copy) but returns without waiting for the device, which is what
+    /// counts when the writing thread is one the program waits for.
+    pub fn write_at_through_cache(&self, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        self.write_at_with(offset, bytes, false)
+    }
+
+    fn write_at_with(&self, offset: u64, bytes: &[u8], direct: bool) -> io::Result<()> {
+        if direct && self.direct && whole_pages(offset, bytes) {
             match self
-                .open(true)
-                .and_then(|file| write_or_cut_back(&file, offset, bytes))
+                .open_ours(true)
+                .and_then(|file| self.write_or_cut_back(file, offset, bytes))
             {
                 // A file system that took O_DIRECT at open may still refuse a write (EINVAL,
                 // e.g. a device with larger blocks): the same write without it.
@@ -99,7 +119,43 @@ impl ChunkFile {
                 result => return result,
             }
         }
-        write_or_cut_back(&self.open(false)?, offset, bytes)
+        self.write_or_cut_back(self.open_ours(false)?, offset, bytes)
+    }
+
+    /// The file, opened for writing, on a descriptor checked to name it.
+    fn open_ours(&self, direct: bool) -> io::Result<File> {
+        for _ in 0..3 {
+            let file = self.open(direct)?;
+            if self.names_this_file(&file) {
+                return Ok(file);
+            }
+            // Closed and reused by the program since the open: the number is its now.
+            std::mem::forget(file);
+        }
+        Err(io::Error::other(format!(
+            "{}: the program keeps closing and reusing our descriptors",
+            self.path.display()
+        )))
+    }
+
+    fn names_this_file(&self, file: &File) -> bool {
+        self.identity.is_none() || identity(file) == self.identity
+    }
+
+    fn write_or_cut_back(&self, file: File, offset: u64, bytes: &[u8]) -> io::Result<()> {
+        let result = file.write_all_at(bytes, offset);
+        if !self.names_this_file(&file) {
+            // Not ours any more: neither cut back nor closed here.
+            std::mem::forget(file);
+            return result.and(Err(io::Error::other(format!(
+                "{}: the program closed and reused our descriptor during a write",
+                self.path.display()
+            ))));
+        }
+        if result.is_err() {
+            cut_back(&file, offset);
+        }
+        result
     }
 
     fn open(&self, direct: bool) -> io::Result<File> {
@@ -109,12 +165,10 @@ impl ChunkFile {
     }
 }
 
-fn write_or_cut_back(file: &File, offset: u64, bytes: &[u8]) -> io::Result<()> {
-    let result = file.write_all_at(bytes, offset);
-    if result.is_err() {
-        cut_back(file, offset);
-    }
-    result
+/// (device, inode) of an open file.
+fn identity(file: &File) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    file.metadata().ok().map(|md| (md.dev(), md.ino()))
 }
 
 /// A write `O_DIRECT` takes: buffer, length and offset on unit boundaries.
@@ -377,9 +431,23 @@ mod tests {
             name: "full".into(),
             path: "/dev/full".into(),
             direct: false,
+            identity: identity(&File::open("/dev/full").unwrap()),
         };
         let e = full.write_at(0, b"chunk").unwrap_err();
         assert_eq!(e.raw_os_error(), Some(libc::ENOSPC));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_descriptor_that_names_another_file_is_neither_written_nor_closed() {
+        let dir = crate::test_dir("chunk-file-identity");
+        let mut f = ChunkFile::create(&dir.join("a.evt")).unwrap();
+        // As if the program had closed our descriptor and opened its own file on the number
+        // each time between our open and our check.
+        f.identity = identity(&File::create(dir.join("program.txt")).unwrap());
+        let e = f.write_at(0, b"chunk").unwrap_err();
+        assert!(e.to_string().contains("reusing our descriptors"), "{e}");
+        assert_eq!(std::fs::metadata(f.path()).unwrap().len(), 0);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -27,7 +27,7 @@ pub mod wire;
 
 pub use anchor::Anchor;
 pub use archive::{ArchiveConfig, ArchiveWriter};
-pub use background::{BackgroundSink, BackgroundWriter};
+pub use background::{BackgroundSink, BackgroundWriter, NoHooks, StreamFrom, WriterHooks};
 pub use chunk::{ChunkSink, FileSink, VecSink};
 pub use chunk_buffer::ChunkBuffer;
 pub use chunk_file::ChunkFile;
