@@ -1490,7 +1490,7 @@ mod tests {
             StreamFrom::Auto,
         ] {
             let writer = BackgroundWriter::new("no-thread", from, Box::new(NoHooks));
-            let path = dir.join("kept.evt");
+            let path = dir.join(format!("kept-{from:?}.evt"));
             let mut sink = writer.sink(ChunkFile::create(&path).unwrap(), 4096, 4096, 8);
             sink.keep_in_memory(7);
             for n in 1..=3 {
