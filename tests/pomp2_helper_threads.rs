@@ -76,7 +76,7 @@ fn a_run_whose_events_fit_in_memory_starts_no_thread_of_its_own() {
     assert_eq!(untraced.alive as usize, untraced.names.len());
 
     // (label, iterations per thread, settings): a tiny run; chunks that fill but stay in
-    // memory (64 KiB chunks, 2.4 MB per thread kept); chunks that stream from the threads that
+    // memory (256 KiB chunks, 2.4 MB per thread kept); chunks that stream from the threads that
     // fill them (none kept).
     let runs: [(&str, u64, &[Setting]); 4] = [
         ("tiny", 10, &[]),
@@ -85,7 +85,7 @@ fn a_run_whose_events_fit_in_memory_starts_no_thread_of_its_own() {
             "kept",
             100_000,
             &[
-                ("POMPTRACE_CHUNK_SIZE", "64K"),
+                ("POMPTRACE_CHUNK_SIZE", "256K"),
                 ("POMPTRACE_KEEP_IN_MEMORY", "64M"),
                 ("POMPTRACE_WRITER", "background"),
             ],
@@ -94,7 +94,7 @@ fn a_run_whose_events_fit_in_memory_starts_no_thread_of_its_own() {
             "streamed-from-the-filling-thread",
             100_000,
             &[
-                ("POMPTRACE_CHUNK_SIZE", "64K"),
+                ("POMPTRACE_CHUNK_SIZE", "256K"),
                 ("POMPTRACE_KEEP_IN_MEMORY", "0"),
                 ("POMPTRACE_WRITER", "thread"),
             ],
@@ -124,7 +124,7 @@ fn a_run_whose_events_fit_in_memory_starts_no_thread_of_its_own() {
         100_000,
         Some(&dir),
         &[
-            ("POMPTRACE_CHUNK_SIZE", "64K"),
+            ("POMPTRACE_CHUNK_SIZE", "256K"),
             ("POMPTRACE_KEEP_IN_MEMORY", "0"),
             ("POMPTRACE_WRITER", "background"),
         ],
@@ -210,7 +210,7 @@ fn a_streaming_run_whose_helper_threads_get_no_core_still_writes_every_event() {
         .arg(ITERATIONS.to_string())
         .env("OMP_NUM_THREADS", "2")
         .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)
-        .env("POMPTRACE_CHUNK_SIZE", "64K")
+        .env("POMPTRACE_CHUNK_SIZE", "256K")
         .env("POMPTRACE_KEEP_IN_MEMORY", "0")
         .env("POMPTRACE_WRITER", "background")
         .env("POMPTRACE_VERBOSE", "2")
