@@ -324,8 +324,8 @@ const DEFAULT_BUFFER_MAX: usize = 64 << 20;
 const DEFAULT_BUFFER_MIN: usize = 8 << 20;
 
 /// This machine's usable memory ([`usable_memory`]) and cores, read once.
-static MACHINE: once_cell::sync::Lazy<(Option<u64>, usize)> =
-    once_cell::sync::Lazy::new(|| (usable_memory(), cores()));
+static MACHINE: std::sync::LazyLock<(Option<u64>, usize)> =
+    std::sync::LazyLock::new(|| (usable_memory(), cores()));
 
 /// The cores this process may run on: its affinity mask, one system call (std's
 /// `available_parallelism` also reads the cgroup files: 1.7% of the CPU samples of a whole

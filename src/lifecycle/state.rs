@@ -75,7 +75,10 @@ pub(crate) fn update_hot() {
     });
 }
 
-/// The running measurement, once published (never taken down).
+/// The running measurement, once published (never taken down). once_cell's cell rather than
+/// std's `OnceLock`: every recording call reads it through `get_unchecked` (see `active.rs`),
+/// a plain address; `OnceLock` offers only `get`, an acquire load of its state and a branch on
+/// the hot path.
 pub(crate) static MEASUREMENT: OnceCell<Measurement> = OnceCell::new();
 /// Held by the start and by finalize: each happens once, never both at a time.
 pub(crate) static START_LOCK: SignalSafeMutex<()> = SignalSafeMutex::new(());

@@ -9,7 +9,6 @@
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use once_cell::sync::OnceCell;
 
 use super::perf::{PerfEvent, ThreadPerf, TYPE_HARDWARE, TYPE_SOFTWARE};
 use super::rusage::{self, RusageField};
@@ -282,7 +281,7 @@ pub fn probe_on_this_thread(metric: &Metric) -> Result<(), String> {
 /// The metric class id of the synchronous metrics (the first metric definition).
 pub const SYNCHRONOUS_CLASS: u32 = 0;
 
-static SELECTED: OnceCell<Vec<&'static Metric>> = OnceCell::new();
+static SELECTED: std::sync::OnceLock<Vec<&'static Metric>> = std::sync::OnceLock::new();
 /// Read on every Enter/Leave: one predictable branch when no metric is configured.
 static SYNCHRONOUS_ON: AtomicBool = AtomicBool::new(false);
 

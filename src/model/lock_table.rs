@@ -6,7 +6,6 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use once_cell::sync::Lazy;
 use parking_lot::Mutex;
 
 use crate::output::registry::REGISTRY;
@@ -21,8 +20,8 @@ pub(crate) struct LockState {
 
 /// Locks by address of the lock object; states are leaked (a destroyed lock's state may still
 /// sit in a thread's cache, and ids are never reused anyway).
-static LOCKS: Lazy<Mutex<HashMap<usize, &'static LockState>>> =
-    Lazy::new(|| Mutex::new(HashMap::new()));
+static LOCKS: std::sync::LazyLock<Mutex<HashMap<usize, &'static LockState>>> =
+    std::sync::LazyLock::new(|| Mutex::new(HashMap::new()));
 /// Bumped on every init and destroy: cached lookups from an older generation are re-checked.
 pub(crate) static GENERATION: AtomicU64 = AtomicU64::new(0);
 

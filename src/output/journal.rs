@@ -15,7 +15,6 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-use once_cell::sync::OnceCell;
 
 use crate::base::clock::{ClockKind, Sample};
 use crate::base::signal_safe_mutex::SignalSafeMutex as Mutex;
@@ -72,7 +71,7 @@ struct Saved {
     broken: Option<String>,
 }
 
-static JOURNAL: OnceCell<Journal> = OnceCell::new();
+static JOURNAL: std::sync::OnceLock<Journal> = std::sync::OnceLock::new();
 
 /// Creates the journal `name` in `dir` with the start of the measurement and every string and
 /// region defined so far (the registry's), then `facts`. The file appears whole (written, then

@@ -381,8 +381,8 @@ impl Registry {
 
 /// Strings, regions and critical-section locks: process-wide, so that handles can be assigned
 /// in any state (by the init file while starting, after the end, with the measurement off).
-pub(crate) static REGISTRY: once_cell::sync::Lazy<SignalSafeMutex<Registry>> =
-    once_cell::sync::Lazy::new(|| SignalSafeMutex::new(Registry::default()));
+pub(crate) static REGISTRY: std::sync::LazyLock<SignalSafeMutex<Registry>> =
+    std::sync::LazyLock::new(|| SignalSafeMutex::new(Registry::default()));
 
 /// Loads the filter file once, before the first construct is defined: by the start, or by an
 /// assignment that comes earlier (an init file's, or a handle assigned while nothing else has
