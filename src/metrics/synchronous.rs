@@ -9,7 +9,6 @@
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-
 use super::perf::{PerfEvent, ThreadPerf, TYPE_HARDWARE, TYPE_SOFTWARE};
 use super::rusage::{self, RusageField};
 use otf2::{

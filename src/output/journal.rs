@@ -15,7 +15,6 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
-
 use crate::base::clock::{ClockKind, Sample};
 use crate::base::signal_safe_mutex::SignalSafeMutex as Mutex;
 use crate::output::facts::RegionDef;

@@ -276,13 +276,34 @@ impl Location {
     /// parent's last child. False, with nothing changed, otherwise. Calls nothing.
     #[inline(always)]
     pub fn try_enter_fast(&mut self, time: u64, region: u32) -> bool {
-        let Some(tally) = self.tallies.get(region) else {
-            return false;
-        };
         let depth = self.open.len();
         if depth == self.open.capacity() {
             return false;
         }
+        if self.profile.is_none() {
+            // Tracing alone, the common case: one test of each option, straight through.
+            let (Some(w), Some(tally)) = (self.writer.as_mut(), self.tallies.get(region)) else {
+                return false;
+            };
+            if tally.throttled == 0 {
+                if !w.try_enter(time, region) {
+                    return false;
+                }
+                tally.count_enter(time);
+            } else {
+                // Stopped by the budget: counted, not written.
+                tally.enter(time);
+            }
+            // SAFETY: as below.
+            unsafe {
+                self.open.as_mut_ptr().add(depth).write(region);
+                self.open.set_len(depth + 1);
+            }
+            return true;
+        }
+        let Some(tally) = self.tallies.get(region) else {
+            return false;
+        };
         let node = match self.profile.as_ref() {
             Some(p) => match p.simple_enter(time, region) {
                 Some(node) => Some(node),
@@ -321,12 +342,28 @@ impl Location {
     /// a plain update (not the end of a task). Calls nothing.
     #[inline(always)]
     pub fn try_leave_fast(&mut self, time: u64, region: u32) -> bool {
-        let Some(tally) = self.tallies.get(region) else {
-            return false;
-        };
         if self.open.last() != Some(&region) {
             return false;
         }
+        if self.profile.is_none() {
+            // Tracing alone (see `try_enter_fast`).
+            let (Some(w), Some(tally)) = (self.writer.as_mut(), self.tallies.get(region)) else {
+                return false;
+            };
+            if tally.unrecorded_open == 0 {
+                if !w.try_leave(time, region) {
+                    return false;
+                }
+                tally.count_leave(time);
+            } else {
+                tally.leave(time);
+            }
+            self.open.pop();
+            return true;
+        }
+        let Some(tally) = self.tallies.get(region) else {
+            return false;
+        };
         match self.profile.as_ref() {
             Some(p) if !p.simple_leave(time) => return false,
             None if self.writer.is_none() => return false,
