@@ -6,6 +6,9 @@
 //! The protocol is a Dekker-style store-then-load on both sides. The recording side pays two
 //! plain stores and a compiler fence per call; the heavy barrier is issued once, at the end, for
 //! every thread at once (`membarrier`). Without membarrier the recording side uses a real fence.
+//!
+//! Clearing the flag also raises a fatal signal put off while the thread was busy (see
+//! `lifecycle::process`): one more load and a branch not taken per call.
 
 use std::sync::atomic::Ordering;
 
@@ -64,7 +67,7 @@ impl Active {
 impl Drop for Active {
     #[inline(always)]
     fn drop(&mut self) {
-        self.thread.busy.store(false, Ordering::Release);
+        self.thread.end_call();
     }
 }
 
@@ -90,7 +93,7 @@ pub fn active(start: bool) -> Option<Active> {
     if word & HOT_RUNNING != 0 {
         return Some(Active { thread, hot: word });
     }
-    thread.busy.store(false, Ordering::Release);
+    thread.end_call();
     if start && word & HOT_ENDED == 0 {
         start_and_retry()
     } else {
@@ -121,7 +124,7 @@ pub fn active_fast() -> Option<Active> {
             hot: HOT_FAST,
         });
     }
-    thread.busy.store(false, Ordering::Release);
+    thread.end_call();
     None
 }
 

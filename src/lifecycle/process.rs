@@ -10,6 +10,23 @@
 //! alarm ends the process by the first signal should the writing get stuck on a lock the
 //! interrupted code holds. A fault on one of pomptrace's own threads, or while the trace is
 //! being written, ends the process at once.
+//!
+//! A signal inside a recording call: the trace cannot wait for a call that the handler itself
+//! interrupted, so that thread's location would be left out. An asynchronous fatal signal
+//! (SIGINT, SIGTERM, SIGHUP, SIGQUIT: sent by somebody else, so it may come a little later)
+//! that finds its thread busy is therefore put off: the handler leaves it in the thread's
+//! pending word and returns (`SA_RESTART`: whatever the call was doing in the kernel goes on),
+//! and the end of the call raises it again (`ThreadState::end_call`), when the handler finds the
+//! thread not busy and writes a complete trace. Calls are short and wait for nothing a signal
+//! would have to end, so the signal comes soon. Faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL) and
+//! SIGABRT are raised by the thread itself and cannot be put off: they are handled at once,
+//! leaving that location as it is if the thread was in a call.
+//!
+//! A stack overflow: the fault comes with the thread's stack used up, so SIGSEGV and SIGBUS are
+//! handled on the alternate signal stack that every thread with a state gets
+//! (`model::thread`), large enough to write the trace on. The other signals keep running on
+//! the thread's own stack: a program that gives its threads small alternate stacks of its own
+//! (sanitizers, other language runtimes) then still has its traces written.
 
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::time::Duration;
@@ -20,6 +37,7 @@ use crate::base::signal_heap;
 use crate::base::signal_safe_mutex::ASYNC_FATAL_SIGNALS;
 use crate::lifecycle::finish::{finalize_in_signal_handler, finalize_with_status};
 use crate::lifecycle::state::{DISABLED, RUNNING, STATE};
+use crate::model::thread;
 
 extern "C" {
     /// glibc's exit handler registration that passes the exit status (not in the libc crate).
@@ -102,6 +120,9 @@ const FATAL_SIGNALS: [(libc::c_int, &str); 9] = [
     (libc::SIGILL, "SIGILL"),
 ];
 
+/// The signals a stack overflow raises (touching the guard page below a thread's stack).
+const STACK_OVERFLOW_SIGNALS: [libc::c_int; 2] = [libc::SIGSEGV, libc::SIGBUS];
+
 /// How long a fatal signal waits for the trace to be written (the interrupted thread may hold a
 /// lock the writing needs; then the trace is given up rather than the process hung).
 const SIGNAL_FINALIZE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -177,6 +198,9 @@ extern "C" fn on_fatal_signal(signal: libc::c_int) {
         let first = FIRST_SIGNAL.load(Ordering::Acquire);
         die_by(if first != 0 { first } else { signal });
     }
+    if put_off_until_call_ends(signal) {
+        return;
+    }
     if FIRST_SIGNAL
         .compare_exchange(0, signal, Ordering::AcqRel, Ordering::Acquire)
         .is_ok()
@@ -197,6 +221,25 @@ extern "C" fn on_fatal_signal(signal: libc::c_int) {
     // group) waits here for the trace.
     wait_for_trace(SIGNAL_FINALIZE_TIMEOUT);
     die_by(FIRST_SIGNAL.load(Ordering::Acquire))
+}
+
+/// Leaves an asynchronous fatal signal that interrupted a recording call for the end of that
+/// call (true), which raises it again; the first such signal is kept. A thread's state is
+/// reached through initial-exec TLS, which is safe in a signal handler.
+fn put_off_until_call_ends(signal: libc::c_int) -> bool {
+    if !ASYNC_FATAL_SIGNALS.contains(&signal) {
+        return false;
+    }
+    let Some(state) = thread::existing() else {
+        return false;
+    };
+    if !state.busy.load(Ordering::Relaxed) {
+        return false;
+    }
+    if state.pending_signal.load(Ordering::Relaxed) == 0 {
+        state.pending_signal.store(signal, Ordering::Relaxed);
+    }
+    true
 }
 
 /// Marks the first signal's trace done and wakes every handler waiting for it.
@@ -260,7 +303,9 @@ fn set_alarm() {
 
 /// Installs the handler for each fatal signal whose action is still the default (signals the
 /// program handles or ignores are left alone). While the handler runs, the asynchronous fatal
-/// signals are blocked on its thread.
+/// signals are blocked on its thread. The handler only returns for a signal it put off, and
+/// then the interrupted call goes on as if nothing happened (`SA_RESTART`); the faults a stack
+/// overflow raises run it on the alternate signal stack (`SA_ONSTACK`).
 pub(crate) fn register_signal_handlers() {
     for (signal, _) in FATAL_SIGNALS {
         // SAFETY: `old` is a valid sigaction to fill; passing NULL as the new action only queries.
@@ -274,6 +319,10 @@ pub(crate) fn register_signal_handlers() {
         unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
             action.sa_sigaction = on_fatal_signal as extern "C" fn(libc::c_int) as usize;
+            action.sa_flags = libc::SA_RESTART;
+            if STACK_OVERFLOW_SIGNALS.contains(&signal) {
+                action.sa_flags |= libc::SA_ONSTACK;
+            }
             libc::sigemptyset(&mut action.sa_mask);
             for blocked in ASYNC_FATAL_SIGNALS {
                 libc::sigaddset(&mut action.sa_mask, blocked);

@@ -12,7 +12,7 @@
 //! states as it has threads at once.
 
 use std::cell::{Cell, RefCell, UnsafeCell};
-use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicPtr, Ordering};
 use std::sync::OnceLock;
 
 use crate::base::signal_safe_mutex::SignalSafeMutex;
@@ -27,6 +27,11 @@ use crate::record::location::{Location, LocationCell};
 #[repr(C, align(128))]
 pub struct ThreadState {
     pub(crate) busy: AtomicBool,
+    /// An asynchronous fatal signal that arrived while `busy` was set (0: none): its handler
+    /// left it here for the end of the call (`end_call`), so that the trace is written with
+    /// this thread's location complete. Only this thread and its signal handlers touch it;
+    /// atomic only so that the two see each other's accesses in program order.
+    pub(crate) pending_signal: AtomicI32,
     location: AtomicPtr<Location>,
     pub(crate) node: Cell<*const Node>,
     /// The node was guessed from the OpenMP ancestry: the thread was first seen inside a team
@@ -54,9 +59,37 @@ pub struct ThreadState {
     pub(crate) stand_ins: RefCell<Vec<(*const LocationCell, &'static LocationCell)>>,
     /// The OpenMP locks this thread used last (see `locks.rs`).
     lock_cache: UnsafeCell<LockCache>,
+    /// The mapping of the alternate signal stack this library gave the thread (null: none;
+    /// see `give_alt_stack`).
+    alt_stack: Cell<*mut libc::c_void>,
 }
 
 impl ThreadState {
+    /// Ends a recording call: clears `busy`, then raises the signal that arrived meanwhile, if
+    /// any. The load comes after the store in program order (the compiler fence; a handler runs
+    /// on this same thread): a signal before the store is left in `pending_signal` and seen
+    /// here, one after it finds the thread not busy and is handled at once.
+    #[inline(always)]
+    pub(crate) fn end_call(&self) {
+        self.busy.store(false, Ordering::Release);
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+        if self.pending_signal.load(Ordering::Relaxed) != 0 {
+            self.raise_pending_signal();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn raise_pending_signal(&self) {
+        let signal = self.pending_signal.swap(0, Ordering::Relaxed);
+        if signal != 0 {
+            // SAFETY: raise(3) sends a signal to this thread; its handler (pomptrace's, which
+            // now finds the thread not busy) runs before raise returns, unless the signal is
+            // blocked here, in which case it runs when it is unblocked.
+            unsafe { libc::raise(signal) };
+        }
+    }
+
     /// The location this thread records into (null: none yet).
     #[inline(always)]
     pub(crate) fn location_ptr(&self) -> *mut Location {
@@ -147,12 +180,14 @@ fn create() -> &'static ThreadState {
     };
     set_slot(state as *const ThreadState as *mut ThreadState);
     watch_exit(state);
+    give_alt_stack(state);
     state
 }
 
 fn fresh(tid: u32) -> ThreadState {
     ThreadState {
         busy: AtomicBool::new(false),
+        pending_signal: AtomicI32::new(0),
         location: AtomicPtr::new(std::ptr::null_mut()),
         node: Cell::new(std::ptr::null()),
         guessed: Cell::new(false),
@@ -167,6 +202,90 @@ fn fresh(tid: u32) -> ThreadState {
         fork_restores: RefCell::new(Vec::new()),
         stand_ins: RefCell::new(Vec::new()),
         lock_cache: UnsafeCell::new([(0, 0, None); CACHE_SLOTS]),
+        alt_stack: Cell::new(std::ptr::null_mut()),
+    }
+}
+
+/// Usable size of the alternate signal stack each thread with a state gets: a fatal signal's
+/// handler writes the whole trace on it when the signal came from a stack overflow (the
+/// thread's own stack is used up then). Writing a trace and a profile that way touched 12 KiB
+/// of it (a debug build; 8 KiB was too little): the rest is room for what that measurement
+/// did not see, and costs address space only, as a page becomes memory when first touched.
+const ALT_STACK_SIZE: usize = 1 << 20;
+
+fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    unsafe { libc::sysconf(libc::_SC_PAGESIZE) as usize }
+}
+
+/// Gives the calling thread an alternate signal stack (a guard page below it) unless it has
+/// one: a program's own is never replaced.
+fn give_alt_stack(state: &ThreadState) {
+    let page = page_size();
+    // SAFETY: sigaltstack with a NULL new stack only fills `current`; the new mapping is
+    // private and anonymous, so no existing memory is touched; the stack handed to the kernel
+    // is that mapping less its guard page, which stays mapped until `take_back_alt_stack`.
+    let base = unsafe {
+        let mut current: libc::stack_t = std::mem::zeroed();
+        if libc::sigaltstack(std::ptr::null(), &mut current) != 0
+            || current.ss_flags & libc::SS_DISABLE == 0
+        {
+            return;
+        }
+        let base = libc::mmap(
+            std::ptr::null_mut(),
+            page + ALT_STACK_SIZE,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
+            -1,
+            0,
+        );
+        if base == libc::MAP_FAILED {
+            return;
+        }
+        let stack = libc::stack_t {
+            ss_sp: base.cast::<u8>().add(page).cast(),
+            ss_flags: 0,
+            ss_size: ALT_STACK_SIZE,
+        };
+        if libc::mprotect(base, page, libc::PROT_NONE) != 0
+            || libc::sigaltstack(&stack, std::ptr::null_mut()) != 0
+        {
+            libc::munmap(base, page + ALT_STACK_SIZE);
+            return;
+        }
+        base
+    };
+    state.alt_stack.set(base);
+}
+
+/// Disables and unmaps the calling thread's alternate signal stack if it is still the one
+/// `give_alt_stack` gave it (one the program put in its place keeps ours in use for all we
+/// know: that mapping is left alone).
+fn take_back_alt_stack(state: &ThreadState) {
+    let base = state.alt_stack.replace(std::ptr::null_mut());
+    if base.is_null() {
+        return;
+    }
+    let page = page_size();
+    // SAFETY: sigaltstack with a NULL new stack only fills `current`; ours is disabled before
+    // its mapping goes, and only while this thread is not running on it.
+    unsafe {
+        let mut current: libc::stack_t = std::mem::zeroed();
+        if libc::sigaltstack(std::ptr::null(), &mut current) != 0
+            || current.ss_sp != base.cast::<u8>().add(page).cast()
+            || current.ss_flags & libc::SS_ONSTACK != 0
+        {
+            return;
+        }
+        let disable = libc::stack_t {
+            ss_sp: std::ptr::null_mut(),
+            ss_flags: libc::SS_DISABLE,
+            ss_size: 0,
+        };
+        if libc::sigaltstack(&disable, std::ptr::null_mut()) == 0 {
+            libc::munmap(base, page + ALT_STACK_SIZE);
+        }
     }
 }
 
@@ -208,7 +327,8 @@ extern "C" fn thread_ended(value: *mut libc::c_void) {
         }
         // The state goes back as `fresh` makes one: whatever ran after this (another key's
         // destructor calling POMP2) creates a new one.
-        state.busy.store(false, Ordering::Release);
+        state.end_call();
+        take_back_alt_stack(state);
         state.set_location(std::ptr::null_mut());
         state.node.set(std::ptr::null());
         state.guessed.set(false);
@@ -293,6 +413,108 @@ mod slot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// SIGUSR2 deliveries seen by `count_signal`.
+    static SIGNALS_SEEN: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+    extern "C" fn count_signal(_: libc::c_int) {
+        SIGNALS_SEEN.fetch_add(1, Ordering::Relaxed);
+    }
+
+    #[test]
+    fn the_end_of_a_call_raises_the_signal_put_off_during_it_once() {
+        // SAFETY: installs a handler with C linkage for SIGUSR2, which nothing else here uses.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = count_signal as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(libc::SIGUSR2, &action, std::ptr::null_mut());
+        }
+        std::thread::spawn(|| {
+            let s = state();
+            s.busy.store(true, Ordering::Relaxed);
+            s.end_call();
+            assert_eq!(
+                SIGNALS_SEEN.load(Ordering::Relaxed),
+                0,
+                "nothing was put off"
+            );
+            s.busy.store(true, Ordering::Relaxed);
+            s.pending_signal.store(libc::SIGUSR2, Ordering::Relaxed);
+            s.end_call();
+            assert!(!s.busy.load(Ordering::Relaxed));
+            assert_eq!(SIGNALS_SEEN.load(Ordering::Relaxed), 1, "raised at the end");
+            assert_eq!(s.pending_signal.load(Ordering::Relaxed), 0, "and taken");
+            s.busy.store(true, Ordering::Relaxed);
+            s.end_call();
+            assert_eq!(SIGNALS_SEEN.load(Ordering::Relaxed), 1, "only once");
+        })
+        .join()
+        .unwrap();
+    }
+
+    fn current_alt_stack() -> libc::stack_t {
+        // SAFETY: a NULL new stack only queries.
+        unsafe {
+            let mut current: libc::stack_t = std::mem::zeroed();
+            assert_eq!(libc::sigaltstack(std::ptr::null(), &mut current), 0);
+            current
+        }
+    }
+
+    #[test]
+    fn a_thread_without_an_alternate_signal_stack_gets_one_and_gives_it_back() {
+        std::thread::spawn(|| {
+            // The test harness gives its threads alternate stacks of its own: this one has none.
+            let disable = libc::stack_t {
+                ss_sp: std::ptr::null_mut(),
+                ss_flags: libc::SS_DISABLE,
+                ss_size: 0,
+            };
+            // SAFETY: disables this thread's alternate stack; it is not running on it.
+            assert_eq!(
+                unsafe { libc::sigaltstack(&disable, std::ptr::null_mut()) },
+                0
+            );
+            let s = state();
+            let given = current_alt_stack();
+            assert_eq!(given.ss_flags, 0, "enabled");
+            assert_eq!(given.ss_size, ALT_STACK_SIZE);
+            assert!(!s.alt_stack.get().is_null());
+            take_back_alt_stack(s);
+            assert_ne!(
+                current_alt_stack().ss_flags & libc::SS_DISABLE,
+                0,
+                "disabled"
+            );
+            assert!(s.alt_stack.get().is_null());
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn a_threads_own_alternate_signal_stack_is_left_alone() {
+        std::thread::spawn(|| {
+            let own = vec![0u8; 64 << 10].leak();
+            let stack = libc::stack_t {
+                ss_sp: own.as_mut_ptr().cast(),
+                ss_flags: 0,
+                ss_size: own.len(),
+            };
+            // SAFETY: a leaked buffer, valid for the rest of the process.
+            assert_eq!(
+                unsafe { libc::sigaltstack(&stack, std::ptr::null_mut()) },
+                0
+            );
+            let s = state();
+            let after = current_alt_stack();
+            assert_eq!((after.ss_sp, after.ss_size), (stack.ss_sp, stack.ss_size));
+            assert!(s.alt_stack.get().is_null());
+        })
+        .join()
+        .unwrap();
+    }
 
     #[test]
     fn each_thread_has_its_own_state() {
