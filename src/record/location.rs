@@ -16,7 +16,7 @@ use otf2::{
 
 use crate::metrics::synchronous::MAX_VALUES;
 use crate::output::facts::{THREAD_ID_ATTRIBUTE, THROTTLE_PARAMETER};
-use crate::record::budget::{Decision, LocationBudget, Tallies};
+use crate::record::budget::{Decision, LocationBudget, Tallies, Tally};
 use crate::record::profile::Profile;
 
 /// One OTF2 location: its event writer and the regions open on it.
@@ -173,6 +173,61 @@ impl LocationCell {
     }
 }
 
+/// The trace's part of a fast Enter: the record written (unless the size budget stopped
+/// `region` here) and counted. False, with nothing changed, when it does not fit the chunk.
+#[inline(always)]
+fn enter_written_fast(
+    w: &mut EventWriter<BackgroundSink>,
+    tally: &mut Tally,
+    time: u64,
+    region: u32,
+) -> bool {
+    if tally.throttled == 0 {
+        if !w.try_enter(time, region) {
+            return false;
+        }
+        tally.count_enter(time);
+    } else {
+        // Stopped by the budget: counted, not written.
+        tally.enter(time);
+    }
+    true
+}
+
+/// The trace's part of a fast Leave, as `enter_written_fast`.
+#[inline(always)]
+fn leave_written_fast(
+    w: &mut EventWriter<BackgroundSink>,
+    tally: &mut Tally,
+    time: u64,
+    region: u32,
+) -> bool {
+    if tally.unrecorded_open == 0 {
+        if !w.try_leave(time, region) {
+            return false;
+        }
+        tally.count_leave(time);
+    } else {
+        tally.leave(time);
+    }
+    true
+}
+
+/// Pushes `region` onto `open` without its growth call (which a plain `push` keeps in the
+/// fast paths).
+///
+/// # Safety
+/// `depth` is `open.len()`, and it is below `open.capacity()`.
+#[inline(always)]
+unsafe fn push_within_capacity(open: &mut Vec<u32>, depth: usize, region: u32) {
+    // SAFETY: the caller's contract: the slot at `depth` is allocated, and the stack grows by
+    // that one initialised element.
+    unsafe {
+        open.as_mut_ptr().add(depth).write(region);
+        open.set_len(depth + 1);
+    }
+}
+
 /// The ownership word of a retired location (no thread id is this).
 const RETIRED: u32 = u32::MAX;
 
@@ -189,8 +244,20 @@ impl Location {
     /// profile included; only its event is not written.
     #[inline(always)]
     pub fn enter_with(&mut self, time: u64, region: u32, metrics: bool) {
+        self.enter_region(time, region, metrics, false);
+    }
+
+    /// The Enter of an explicit task's region at its begin: in the profile, the task runs in a
+    /// tree of its own until this region is left (see `profile.rs`).
+    pub fn enter_task(&mut self, time: u64, region: u32, metrics: bool) {
+        self.enter_region(time, region, metrics, true);
+    }
+
+    /// `enter_with` (`task` false) and `enter_task` (true); `task` is a constant at each call.
+    #[inline(always)]
+    fn enter_region(&mut self, time: u64, region: u32, metrics: bool, task: bool) {
         if metrics {
-            self.enter_with_metrics(time, region, false);
+            self.enter_with_metrics(time, region, task);
             return;
         }
         let write = self.tallies.slot(region).enter(time);
@@ -202,9 +269,13 @@ impl Location {
             return;
         }
         if let Some(p) = self.profile.as_mut() {
-            match p.simple_enter(time, region) {
-                Some(node) => p.enter_simple(time, node),
-                None => p.enter(time, region, &[]),
+            if task {
+                p.begin_task(time, region, &[]);
+            } else {
+                match p.simple_enter(time, region) {
+                    Some(node) => p.enter_simple(time, node),
+                    None => p.enter(time, region, &[]),
+                }
             }
         }
         self.open.push(region);
@@ -248,28 +319,6 @@ impl Location {
         self.after_writing(time);
     }
 
-    /// The Enter of an explicit task's region at its begin: in the profile, the task runs in a
-    /// tree of its own until this region is left (see `profile.rs`).
-    pub fn enter_task(&mut self, time: u64, region: u32, metrics: bool) {
-        if metrics {
-            self.enter_with_metrics(time, region, true);
-            return;
-        }
-        let write = self.tallies.slot(region).enter(time);
-        if let Some(w) = self.writer.as_mut() {
-            if write {
-                w.enter(time, region);
-            }
-        } else if self.profile.is_none() {
-            return;
-        }
-        if let Some(p) = self.profile.as_mut() {
-            p.begin_task(time, region, &[]);
-        }
-        self.open.push(region);
-        self.after_writing(time);
-    }
-
     /// `enter_with` without synchronous metrics, in the common case only: the location has
     /// room for one more open region, the trace (if any) for the record in its chunk with
     /// `time` later than its last, and the profile (if any) finds the region's node as its
@@ -280,60 +329,35 @@ impl Location {
         if depth == self.open.capacity() {
             return false;
         }
-        if self.profile.is_none() {
-            // Tracing alone, the common case: one test of each option, straight through.
-            let (Some(w), Some(tally)) = (self.writer.as_mut(), self.tallies.get(region)) else {
-                return false;
-            };
-            if tally.throttled == 0 {
-                if !w.try_enter(time, region) {
-                    return false;
-                }
-                tally.count_enter(time);
-            } else {
-                // Stopped by the budget: counted, not written.
-                tally.enter(time);
-            }
-            // SAFETY: as below.
-            unsafe {
-                self.open.as_mut_ptr().add(depth).write(region);
-                self.open.set_len(depth + 1);
-            }
-            return true;
-        }
         let Some(tally) = self.tallies.get(region) else {
             return false;
         };
-        let node = match self.profile.as_ref() {
-            Some(p) => match p.simple_enter(time, region) {
-                Some(node) => Some(node),
-                None => return false,
-            },
-            None => None,
+        let Some(p) = self.profile.as_mut() else {
+            // Tracing alone, the common case: one test of each option, straight through.
+            let Some(w) = self.writer.as_mut() else {
+                return false;
+            };
+            if !enter_written_fast(w, tally, time, region) {
+                return false;
+            }
+            // SAFETY: `depth` is the length, below the capacity (checked above).
+            unsafe { push_within_capacity(&mut self.open, depth, region) };
+            return true;
+        };
+        let Some(node) = p.simple_enter(time, region) else {
+            return false;
         };
         match self.writer.as_mut() {
-            Some(w) if tally.throttled == 0 => {
-                if !w.try_enter(time, region) {
+            Some(w) => {
+                if !enter_written_fast(w, tally, time, region) {
                     return false;
                 }
-                tally.count_enter(time);
             }
-            // Stopped by the budget: counted, not written.
-            Some(_) => {
-                tally.enter(time);
-            }
-            None if node.is_some() => tally.count_enter(time),
-            None => return false,
+            None => tally.count_enter(time),
         }
-        if let (Some(p), Some(node)) = (self.profile.as_mut(), node) {
-            p.enter_simple(time, node);
-        }
-        // SAFETY: `depth < capacity`, checked above: the slot is allocated, and the stack grows
-        // by that one initialised element (a plain `push` would keep its growth call here).
-        unsafe {
-            self.open.as_mut_ptr().add(depth).write(region);
-            self.open.set_len(depth + 1);
-        }
+        p.enter_simple(time, node);
+        // SAFETY: as above.
+        unsafe { push_within_capacity(&mut self.open, depth, region) };
         true
     }
 
@@ -345,45 +369,32 @@ impl Location {
         if self.open.last() != Some(&region) {
             return false;
         }
-        if self.profile.is_none() {
-            // Tracing alone (see `try_enter_fast`).
-            let (Some(w), Some(tally)) = (self.writer.as_mut(), self.tallies.get(region)) else {
-                return false;
-            };
-            if tally.unrecorded_open == 0 {
-                if !w.try_leave(time, region) {
-                    return false;
-                }
-                tally.count_leave(time);
-            } else {
-                tally.leave(time);
-            }
-            self.open.pop();
-            return true;
-        }
         let Some(tally) = self.tallies.get(region) else {
             return false;
         };
-        match self.profile.as_ref() {
-            Some(p) if !p.simple_leave(time) => return false,
-            None if self.writer.is_none() => return false,
-            _ => {}
+        let Some(p) = self.profile.as_mut() else {
+            // Tracing alone (see `try_enter_fast`).
+            let Some(w) = self.writer.as_mut() else {
+                return false;
+            };
+            if !leave_written_fast(w, tally, time, region) {
+                return false;
+            }
+            self.open.pop();
+            return true;
+        };
+        if !p.simple_leave(time) {
+            return false;
         }
         match self.writer.as_mut() {
-            Some(w) if tally.unrecorded_open == 0 => {
-                if !w.try_leave(time, region) {
+            Some(w) => {
+                if !leave_written_fast(w, tally, time, region) {
                     return false;
                 }
-                tally.count_leave(time);
-            }
-            Some(_) => {
-                tally.leave(time);
             }
             None => tally.count_leave(time),
         }
-        if let Some(p) = self.profile.as_mut() {
-            p.leave_simple(time, region);
-        }
+        p.leave_simple(time, region);
         self.open.pop();
         true
     }
