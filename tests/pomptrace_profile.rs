@@ -1,11 +1,11 @@
 //! `pomptrace summary` on call-path profiles and on traces of recursive tasks.
 //!
-//! A profile here is the one `otf2::cube::from_trace` rebuilds from a real run's trace, written
-//! as DIR/profile.cubex beside it (the runtime's own profile is another branch's work): the
-//! summary of DIR (which picks the profile) must give, per region and thread, the visits and
-//! the inclusive and exclusive times the summary of the trace gives, and the same waiting
-//! headline, on programs without explicit tasks (where the two agree by definition: a profile
-//! counts a task only while it runs, a trace's summary counts it where it nests).
+//! A profile here is the one the runtime writes, DIR/profile.cubex, in the run that also wrote
+//! DIR/traces.otf2 (`POMPTRACE_ENABLE_PROFILING=1`): the summary of DIR (which picks the
+//! profile) must give, per region and thread, the visits and the inclusive and exclusive times
+//! the summary of the trace gives, and the same waiting headline, on programs without explicit
+//! tasks (where the two agree by definition: a profile counts a task only while it runs, a
+//! trace's summary counts it where it nests).
 //!
 //! On a trace of recursive untied tasks, no region's inclusive time may exceed the run's total
 //! thread time (the sum over locations of the time from their first to their last event, read
@@ -34,7 +34,11 @@ fn json_summary(path: &Path) -> serde_json::Value {
     serde_json::from_str(&summary(path, &["--json", "--by-thread"])).unwrap()
 }
 
-/// `c-tests/<file>` instrumented with `opari_args`, run on `threads` threads with `args`.
+/// Profiling and tracing together: the trace and the profile of one run.
+const PROFILED: (&str, &str) = ("POMPTRACE_ENABLE_PROFILING", "1");
+
+/// `c-tests/<file>` instrumented with `opari_args`, run on `threads` threads with `args`,
+/// profiled and traced.
 fn trace_of(
     scratch: &Scratch,
     file: &str,
@@ -45,16 +49,19 @@ fn trace_of(
     let source = instrument(file, &scratch.path, opari_args);
     let stem = file.rsplit_once('.').map_or(file, |(stem, _)| stem);
     let exe = Build::c(&scratch.path).executable(&[source], stem);
-    run_traced_with_args(&exe, args, threads, "trace", &[]).anchor()
+    run_traced_with_args(&exe, args, threads, "trace", &[PROFILED]).anchor()
 }
 
-/// Writes the profile `otf2::cube::from_trace` makes of `anchor` beside it.
-fn write_profile_beside(anchor: &Path) -> PathBuf {
-    let reader = otf2::ArchiveReader::open(anchor).unwrap();
-    let built = otf2::cube::from_trace(&reader, "pomptrace test").unwrap();
-    assert!(built.damage.warnings().is_empty(), "{:?}", built.damage);
+/// The jacobi solver of the main job, built by `jacobi_trace`, run again profiled and traced.
+fn profiled_jacobi(dir: &Path, args: &[&str]) -> PathBuf {
+    jacobi_trace(dir, args);
+    run_jacobi(dir, args, &dir.join("profiled"), &[PROFILED])
+}
+
+/// The profile the run of `anchor` wrote beside it.
+fn profile_beside(anchor: &Path) -> PathBuf {
     let path = anchor.parent().unwrap().join("profile.cubex");
-    built.profile.write(&path).unwrap();
+    assert!(path.is_file(), "{} was written", path.display());
     path
 }
 
@@ -83,7 +90,7 @@ fn by_thread(json: &serde_json::Value) -> BTreeMap<(String, String), serde_json:
 }
 
 fn profile_summary_agrees_with_the_trace_summary(anchor: &Path, program: &str) {
-    let profile = write_profile_beside(anchor);
+    let profile = profile_beside(anchor);
     let dir = anchor.parent().unwrap();
     let from_trace = json_summary(anchor);
     let from_profile = json_summary(dir);
@@ -179,7 +186,7 @@ fn profile_summary_agrees_with_the_trace_summary(anchor: &Path, program: &str) {
 #[test]
 fn a_profiles_summary_is_the_traces_on_the_main_jobs_program() {
     let scratch = Scratch::new("profile-summary-jacobi");
-    let anchor = jacobi_trace(&scratch.path, &["40", "20"]);
+    let anchor = profiled_jacobi(&scratch.path, &["40", "20"]);
     profile_summary_agrees_with_the_trace_summary(&anchor, "jacobi");
 }
 

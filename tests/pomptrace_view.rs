@@ -417,19 +417,25 @@ fn pycubexr_call_paths(profile: &Path) -> Vec<(u64, f64, f64, usize)> {
         .collect()
 }
 
-/// A directory that holds only a profile (here the one `otf2::cube::from_trace` makes of the
-/// main job's trace): the page has no timeline, the per-region table, and the call tree, every
+/// A directory that holds only a profile (the main job's program profiled without a trace):
+/// the page has no timeline, the per-region table, and the call tree, every
 /// call path's numbers as pycubexr sums them over the threads; it opens and closes.
 #[test]
 fn a_profile_alone_shows_its_call_tree() {
     let scratch = Scratch::new("view-profile");
-    let anchor = jacobi_trace(&scratch.path, &[]);
+    jacobi_trace(&scratch.path, &[]);
     let only = scratch.join("only");
-    std::fs::create_dir_all(&only).unwrap();
-    let reader = ArchiveReader::open(&anchor).unwrap();
-    let built = otf2::cube::from_trace(&reader, "pomptrace test").unwrap();
+    run_jacobi(
+        &scratch.path,
+        &[],
+        &only,
+        &[
+            ("POMPTRACE_ENABLE_PROFILING", "1"),
+            ("POMPTRACE_ENABLE_TRACING", "0"),
+        ],
+    );
     let cubex = only.join("profile.cubex");
-    built.profile.write(&cubex).unwrap();
+    let profile = otf2::cube::read(&cubex).unwrap();
     let out = run(Command::new(pomptrace_command()).arg("view").arg(&only));
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("call tree of"), "{said}");
@@ -455,7 +461,7 @@ fn a_profile_alone_shows_its_call_tree() {
         let c = row[0].as_u64().unwrap() as usize;
         let text = |i: usize| row[i].as_str().unwrap();
         let (visits, inclusive, exclusive, threads) = expected[c];
-        let name = &built.profile.regions[built.profile.cnodes[c].region].name;
+        let name = &profile.regions[profile.cnodes[c].region].name;
         assert!(text(1).ends_with(name.as_str()), "{row}");
         assert_eq!(text(2).parse::<usize>().unwrap(), threads, "{row}");
         assert_eq!(text(3).parse::<u64>().unwrap(), visits, "{row}");
@@ -473,11 +479,15 @@ fn a_profile_alone_shows_its_call_tree() {
 #[test]
 fn a_directory_with_trace_and_profile_shows_both() {
     let scratch = Scratch::new("view-both");
-    let anchor = jacobi_trace(&scratch.path, &[]);
-    let reader = ArchiveReader::open(&anchor).unwrap();
-    let built = otf2::cube::from_trace(&reader, "pomptrace test").unwrap();
+    jacobi_trace(&scratch.path, &[]);
+    let anchor = run_jacobi(
+        &scratch.path,
+        &[],
+        &scratch.join("both"),
+        &[("POMPTRACE_ENABLE_PROFILING", "1")],
+    );
     let dir = anchor.parent().unwrap();
-    built.profile.write(&dir.join("profile.cubex")).unwrap();
+    let profile = otf2::cube::read(&dir.join("profile.cubex")).unwrap();
     run(Command::new(pomptrace_command()).arg("view").arg(dir));
     let html = dir.join("traces.html");
     let (check, _) = self_check(&scratch, &html);
@@ -488,7 +498,7 @@ fn a_directory_with_trace_and_profile_shows_both() {
     );
     assert_eq!(
         check["treeNodes"].as_u64(),
-        Some(built.profile.cnodes.len() as u64)
+        Some(profile.cnodes.len() as u64)
     );
     assert_eq!(check["treeOk"], true, "{check}");
 }

@@ -259,26 +259,6 @@ pub(crate) struct ProfileContext<'a> {
     pub program_ticks: u64,
 }
 
-/// A CUBE `role`/`paradigm` text from an OTF2 name (`IMPLICIT_BARRIER` -> `implicit barrier`).
-fn cube_word(name: Option<&str>) -> String {
-    name.unwrap_or("unknown")
-        .to_ascii_lowercase()
-        .replace('_', " ")
-}
-
-/// A CUBE unique name: cubew keeps `[A-Za-z0-9_:=]` and makes everything else `_`.
-fn unique_name(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '=') {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// The merged profile of this process as CUBE data.
 fn to_cube(
     locations: &[LocationProfile],
@@ -305,8 +285,8 @@ fn to_cube(
                     source_file: string(def.file),
                     begin_line: Some(def.begin_line),
                     end_line: Some(def.end_line),
-                    paradigm: cube_word(def.paradigm.name()),
-                    role: cube_word(def.role.name()),
+                    paradigm: cube::cube_word(def.paradigm.name()),
+                    role: cube::cube_word(def.role.name()),
                     description: String::new(),
                 },
                 _ if region == PROGRAM_REGION => cube::Region {
@@ -335,7 +315,7 @@ fn to_cube(
     let mut metrics = cube::Metric::scorep_defaults().to_vec();
     for m in context.metrics {
         metrics.push(cube::Metric {
-            unique_name: unique_name(m.member.name),
+            unique_name: cube::unique_name(m.member.name),
             display_name: m.member.name.into(),
             unit: m.member.unit.into(),
             description: m.member.description.into(),

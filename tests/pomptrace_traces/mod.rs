@@ -42,15 +42,25 @@ pub fn jacobi_trace(dir: &Path, args: &[&str]) -> PathBuf {
         .arg(format!("-Wl,-rpath,{}", lib.display()))
         .args(["-lm", "-o", "jacobi"])
         .current_dir(dir));
-    let exe = dir.join("jacobi");
-    let mut cmd = Command::new(&exe);
+    run_jacobi(dir, args, &dir.join("trace"), &[])
+}
+
+/// Runs the solver `jacobi_trace` built in `dir` again, into `experiment` with `env` (on 4
+/// threads); returns where its trace goes.
+pub fn run_jacobi(dir: &Path, args: &[&str], experiment: &Path, env: &[(&str, &str)]) -> PathBuf {
+    let mut cmd = Command::new(dir.join("jacobi"));
     cmd.args(args)
         .env("OMP_NUM_THREADS", "4")
-        .env("POMPTRACE_EXPERIMENT_DIRECTORY", dir.join("trace"))
+        .env("POMPTRACE_EXPERIMENT_DIRECTORY", experiment)
         .env_remove("POMPTRACE_ENABLE")
+        .env_remove("POMPTRACE_ENABLE_PROFILING")
+        .env_remove("POMPTRACE_ENABLE_TRACING")
         .env_remove("LD_PRELOAD");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
     run(&mut cmd);
-    dir.join("trace/traces.otf2")
+    experiment.join("traces.otf2")
 }
 
 /// A program from c-tests/ (instrumented with `opari2`), run on `threads` threads.

@@ -4,8 +4,7 @@
 //! cubelib's `cube_dump`/`cube_stat` and Python's pycubexr. This module knows nothing of who
 //! measured the profile: it takes a plain [`Profile`] (metrics, regions, call tree, system tree,
 //! one dense value matrix per metric), checks it, and writes it; [`read`] gives it back. It
-//! uses nothing but `std`. [`from_trace`] rebuilds the call-path profile of an OTF2 trace
-//! (see its module for the rules).
+//! uses nothing but `std`.
 //!
 //! ```no_run
 //! # fn main() -> std::io::Result<()> {
@@ -102,14 +101,12 @@
 //! `CLUSTERING` attribute as a promise of clustering data, so the writer refuses attributes
 //! starting with `CLUSTER`.
 
-mod from_trace;
 mod model;
 mod reader;
 mod tar;
 mod writer;
 mod xml;
 
-pub use from_trace::{cube_word, from_trace, FromTrace, ReplayDamage};
 pub use model::{
     Cnode, DataType, Location, LocationGroup, LocationGroupKind, LocationKind, Metric, MetricKind,
     Profile, Region, SystemNode, Values, FORMAT_ATTRIBUTE_KEYS,
@@ -129,6 +126,27 @@ const ENDIANNESS_MARK: u32 = 1;
 const INDEX_VERSION: u16 = 0;
 const INDEX_FORMAT_SPARSE: u8 = 1;
 const INDEX_FORMAT_DENSE: u8 = 3;
+
+/// A CUBE `role` or `paradigm` from an OTF2 name (`IMPLICIT_BARRIER` → `implicit barrier`), as
+/// Score-P writes them.
+pub fn cube_word(name: Option<&str>) -> String {
+    name.unwrap_or("unknown")
+        .to_ascii_lowercase()
+        .replace('_', " ")
+}
+
+/// A CUBE unique name: cubew keeps `[A-Za-z0-9_:=]` and makes everything else `_`.
+pub fn unique_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | ':' | '=') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
 
 /// Row order of an `EXCLUSIVE` metric: call paths depth first, preorder.
 fn deep_enumeration(roots: &[usize], children: &[Vec<usize>]) -> Vec<usize> {
