@@ -31,6 +31,7 @@ use super::locks::real;
 use super::pomp2 as c;
 use super::types::OPARI2_Region_handle;
 use super::{ffi_boundary, put, user};
+use crate::lifecycle::active::Outcome;
 use crate::lifecycle::{finish, start};
 use crate::openmp::locks::fortran as omp;
 use crate::ops::constructs::{self as m, lock_call, LockCall};
@@ -128,7 +129,13 @@ macro_rules! fortran {
     ) => {
         fortran!(@fast_entry $(#[$attr])* $name, $upper, (h: *mut Handle, ctc: *const c_char, len: Len)
             // SAFETY: the module's contract.
-            fast { unsafe { fast_construct(h) }.is_some_and(m::$try) }
+            fast |counted_at| {
+                // SAFETY: the module's contract.
+                match unsafe { fast_construct(h) } {
+                    Some(c) => m::$try(c, counted_at),
+                    None => Outcome::GENERAL,
+                }
+            }
             general {
                 // SAFETY: the module's contract.
                 if let Some(c) = unsafe { construct(h, ctc, len, false) } {
@@ -143,7 +150,13 @@ macro_rules! fortran {
     ) => {
         fortran!(@fast_entry $(#[$attr])* $name, $upper, (h: *mut Handle)
             // SAFETY: the module's contract.
-            fast { unsafe { fast_construct(h) }.is_some_and(m::$try) }
+            fast |counted_at| {
+                // SAFETY: the module's contract.
+                match unsafe { fast_construct(h) } {
+                    Some(c) => m::$try(c, counted_at),
+                    None => Outcome::GENERAL,
+                }
+            }
             general {
                 // SAFETY: the module's contract.
                 if let Some(c) = unsafe { assigned(h) } {
@@ -223,7 +236,8 @@ macro_rules! fortran {
     // its own (its own panic boundary; it cannot unwind, so the call needs no landing pad).
     (
         @fast_entry $(#[$attr:meta])*
-        $name:ident, $upper:literal, ($($arg:ident: $ty:ty),*) fast $fast:block general $general:block
+        $name:ident, $upper:literal, ($($arg:ident: $ty:ty),*)
+        fast |$counted_at:ident| $fast:block general $general:block
     ) => {
         $(#[$attr])*
         pub mod $name {
@@ -234,8 +248,14 @@ macro_rules! fortran {
             /// The contract of `ffi::fortran`.
             #[cold]
             #[inline(never)]
-            unsafe extern "C" fn general($($arg: $ty),*) {
-                ffi_boundary!($upper, $general)
+            unsafe extern "C" fn general(outcome: Outcome, $($arg: $ty),*) {
+                let second = |time| {
+                    let $counted_at = Some(time);
+                    $fast
+                };
+                if crate::ffi::after_fast(outcome, second) {
+                    ffi_boundary!($upper, $general)
+                }
             }
 
             /// The entry point's work, compiled once and shared by the four spellings.
@@ -244,11 +264,15 @@ macro_rules! fortran {
             /// The contract of `ffi::fortran`.
             #[inline(never)]
             pub(crate) unsafe fn body($($arg: $ty),*) {
-                if $fast {
+                let outcome = {
+                    let $counted_at = None;
+                    $fast
+                };
+                if outcome.is_done() {
                     return;
                 }
                 // SAFETY: the same contract.
-                unsafe { general($($arg),*) }
+                unsafe { general(outcome, $($arg),*) }
             }
 
             fortran!(@spellings $name, $upper, ($($arg: $ty),*));

@@ -71,9 +71,18 @@ macro_rules! on_region {
         #[cold]
         #[inline(never)]
         unsafe extern "C" fn general(
+            outcome: $crate::lifecycle::active::Outcome,
             handle: *mut $crate::ffi::types::OPARI2_Region_handle,
             ctc: *const std::os::raw::c_char,
         ) {
+            // SAFETY: the entry point's contract.
+            let second = |time| match unsafe { $crate::ffi::assigned(handle) } {
+                Some(c) => $try(c, Some(time)),
+                None => $crate::lifecycle::active::Outcome::GENERAL,
+            };
+            if !$crate::ffi::after_fast(outcome, second) {
+                return;
+            }
             $crate::ffi::ffi_boundary!($name, {
                 // SAFETY: the entry point's contract.
                 if let Some(c) = unsafe { $crate::ffi::construct(handle, ctc, $user) } {
@@ -82,11 +91,15 @@ macro_rules! on_region {
             })
         }
         // SAFETY: the calling module's contract (see `on_construct!`).
-        if unsafe { $crate::ffi::assigned($handle) }.is_some_and($try) {
+        let outcome = match unsafe { $crate::ffi::assigned($handle) } {
+            Some(c) => $try(c, None),
+            None => $crate::lifecycle::active::Outcome::GENERAL,
+        };
+        if outcome.is_done() {
             return;
         }
         // SAFETY: as above.
-        unsafe { general($handle, $ctc) }
+        unsafe { general(outcome, $handle, $ctc) }
     }};
 }
 pub(crate) use on_region;
@@ -113,6 +126,25 @@ macro_rules! with_construct {
     };
 }
 pub(crate) use with_construct;
+
+/// What is left of a call after its fast path said `outcome` (not `DONE`): a signal that
+/// arrived meanwhile is raised, the second try (`second`, given the time of the first) made
+/// when the outcome asks for it; true if the general path still has to record the call.
+#[inline(always)]
+pub(crate) fn after_fast(
+    outcome: crate::lifecycle::active::Outcome,
+    second: impl FnOnce(u64) -> crate::lifecycle::active::Outcome,
+) -> bool {
+    outcome.raise_signal();
+    match outcome.counted_at() {
+        Some(time) => {
+            let outcome = second(time);
+            outcome.raise_signal();
+            outcome.needs_general()
+        }
+        None => outcome.needs_general(),
+    }
+}
 
 #[inline(always)]
 pub(crate) fn guard<R: Default>(name: &'static str, body: impl FnOnce() -> R) -> R {

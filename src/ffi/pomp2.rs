@@ -11,6 +11,7 @@ use std::os::raw::{c_char, c_int};
 
 use super::types::{POMP2_Region_handle, POMP2_Task_handle};
 use super::{ffi_boundary, on_construct, on_region, put, slot, with_construct, NO_CTC};
+use crate::lifecycle::active::Outcome;
 use crate::ops::constructs as m;
 use crate::output::registry::Construct;
 
@@ -25,37 +26,75 @@ macro_rules! on_wait {
         #[cold]
         #[inline(never)]
         unsafe extern "C" fn general(
+            outcome: Outcome,
             handle: *mut POMP2_Region_handle,
             ctc: *const c_char,
             out: *mut POMP2_Task_handle,
         ) {
-            with_construct!($name, handle, ctc, |c| $general(c) => out)
+            let second = |time| {
+                // SAFETY: the entry point's contract.
+                match unsafe { super::assigned(handle) } {
+                    Some(c) => {
+                        let (outcome, old) = m::try_wait_enter($region(c), Some(time));
+                        if !outcome.needs_general() {
+                            // SAFETY: as above (out-pointers are NULL or writable).
+                            unsafe { put(out, old) };
+                        }
+                        outcome
+                    }
+                    None => Outcome::GENERAL,
+                }
+            };
+            if super::after_fast(outcome, second) {
+                with_construct!($name, handle, ctc, |c| $general(c) => out)
+            }
         }
         // SAFETY: the module's contract.
         let construct = unsafe { super::assigned($handle) };
-        if let Some(old) = construct.and_then(|c| m::try_wait_enter($region(c))) {
+        let (outcome, old) = match construct {
+            Some(c) => m::try_wait_enter($region(c), None),
+            None => (Outcome::GENERAL, 0),
+        };
+        if !outcome.needs_general() {
             // SAFETY: the module's contract (out-pointers are NULL or writable).
             unsafe { put($out, old) };
-            return;
+            if outcome.is_done() {
+                return;
+            }
         }
         // SAFETY: as above.
-        unsafe { general($handle, $ctc, $out) }
+        unsafe { general(outcome, $handle, $ctc, $out) }
     }};
     (exit $name:literal, $handle:expr, $old:expr, $region:expr => $general:path) => {{
         /// # Safety
         /// The entry point's contract.
         #[cold]
         #[inline(never)]
-        unsafe extern "C" fn general(handle: *mut POMP2_Region_handle, old: POMP2_Task_handle) {
-            with_construct!($name, handle, NO_CTC, |c| $general(c, old))
+        unsafe extern "C" fn general(
+            outcome: Outcome,
+            handle: *mut POMP2_Region_handle,
+            old: POMP2_Task_handle,
+        ) {
+            // SAFETY: the entry point's contract.
+            let second = |time| match unsafe { super::assigned(handle) } {
+                Some(c) => m::try_wait_exit($region(c), old, Some(time)),
+                None => Outcome::GENERAL,
+            };
+            if super::after_fast(outcome, second) {
+                with_construct!($name, handle, NO_CTC, |c| $general(c, old))
+            }
         }
         // SAFETY: the module's contract.
         let construct = unsafe { super::assigned($handle) };
-        if construct.is_some_and(|c| m::try_wait_exit($region(c), $old)) {
+        let outcome = match construct {
+            Some(c) => m::try_wait_exit($region(c), $old, None),
+            None => Outcome::GENERAL,
+        };
+        if outcome.is_done() {
             return;
         }
         // SAFETY: as above.
-        unsafe { general($handle, $old) }
+        unsafe { general(outcome, $handle, $old) }
     }};
 }
 

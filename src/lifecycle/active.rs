@@ -107,25 +107,112 @@ pub fn active(start: bool) -> Option<Active> {
 pub const HOT_FAST: u8 = HOT_RUNNING | HOT_RECORDING | HOT_TSC | HOT_MEMBARRIER;
 const _: () = assert!(HOT_FAST & HOT_METRICS == 0);
 
-/// `active(false)` for the common state only: Some when the hot word is `HOT_FAST` and this
-/// thread already has its state; otherwise None, with nothing changed, and the caller takes its
-/// general path (which starts the measurement, fences, creates the state as needed).
-/// The guard's `now` is the TSC and its `recording` is true.
+/// What a fast path did, for its entry point to finish with: nothing (`DONE`); or the general
+/// path still to take; or, for a location that records more than the trace (a profile, the
+/// size budget's counts), the second try at `time` (`counted_at`); and a signal that arrived
+/// during the call still to raise. The fast path itself calls nothing, so that it keeps its
+/// values in scratch registers; what needs a call happens after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct Outcome {
+    time: u64,
+    flags: u8,
+}
+
+impl Outcome {
+    /// Recorded (or nothing to record), nothing left to do.
+    pub const DONE: Outcome = Outcome { time: 0, flags: 0 };
+    /// Not recorded: the general path has to.
+    pub const GENERAL: Outcome = Outcome {
+        time: 0,
+        flags: Self::NEEDS_GENERAL,
+    };
+    const NEEDS_GENERAL: u8 = 1;
+    const SIGNAL: u8 = 2;
+    const COUNTED: u8 = 4;
+
+    #[inline(always)]
+    fn new(done: bool, signal: bool) -> Self {
+        Outcome {
+            time: 0,
+            flags: u8::from(!done) | if signal { Self::SIGNAL } else { 0 },
+        }
+    }
+    /// Whether nothing is left to do.
+    #[inline(always)]
+    pub fn is_done(self) -> bool {
+        self.flags == 0
+    }
+    /// Whether the general path still has to record the call.
+    #[inline(always)]
+    pub fn needs_general(self) -> bool {
+        self.flags & Self::NEEDS_GENERAL != 0
+    }
+    /// The time of the second try, for a location that is not plain.
+    #[inline(always)]
+    pub fn counted_at(self) -> Option<u64> {
+        (self.flags & Self::COUNTED != 0).then_some(self.time)
+    }
+    /// Raises the signal that arrived during the fast path, if one did (see `ThreadState`).
+    #[inline(always)]
+    pub fn raise_signal(self) {
+        if self.flags & Self::SIGNAL != 0 {
+            if let Some(thread) = thread::existing() {
+                thread.raise_pending_signal();
+            }
+        }
+    }
+}
+
+impl Active {
+    /// Ends the call of a fast path (`done`: it recorded) without calling anything; the entry
+    /// point raises a pending signal from the outcome.
+    #[inline(always)]
+    pub fn finish(self, done: bool) -> Outcome {
+        let signal = self.thread.end_call_quietly();
+        std::mem::forget(self);
+        // Branches rather than arithmetic: the common outcome is a constant on its own path.
+        match (done, signal) {
+            (true, false) => Outcome::DONE,
+            (false, false) => Outcome::GENERAL,
+            _ => Outcome::new(done, signal),
+        }
+    }
+
+    /// Ends the call of a fast path that found its location not plain: the entry point tries
+    /// again with the time it read, `time` (see `Outcome`).
+    #[inline(always)]
+    pub fn hand_to_counted(self, time: u64) -> Outcome {
+        let signal = self.thread.end_call_quietly();
+        std::mem::forget(self);
+        Outcome {
+            time,
+            flags: Self::COUNTED_FLAGS | if signal { Outcome::SIGNAL } else { 0 },
+        }
+    }
+    const COUNTED_FLAGS: u8 = Outcome::COUNTED | Outcome::NEEDS_GENERAL;
+}
+
+/// `active(false)` for the common state only: the guard when the hot word is `HOT_FAST` and
+/// this thread already has its state; otherwise what the entry point has to do, with nothing
+/// changed: its general path (which starts the measurement, fences, creates the state as
+/// needed). The guard's `now` is the TSC and its `recording` is true.
 #[inline(always)]
-pub fn active_fast() -> Option<Active> {
-    let thread = thread::existing()?;
+pub fn active_fast() -> Result<Active, Outcome> {
+    let Some(thread) = thread::existing() else {
+        return Err(Outcome::GENERAL);
+    };
     thread.busy.store(true, Ordering::Relaxed);
     // The protocol of `active`: HOT_FAST includes HOT_MEMBARRIER, so whenever the value read
     // after this compiler fence is used, finalize issues the barrier for this thread.
     std::sync::atomic::compiler_fence(Ordering::SeqCst);
     if hot() == HOT_FAST {
-        return Some(Active {
+        return Ok(Active {
             thread,
             hot: HOT_FAST,
         });
     }
-    thread.end_call();
-    None
+    Err(Outcome::new(false, thread.end_call_quietly()))
 }
 
 #[cold]

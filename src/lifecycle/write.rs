@@ -156,8 +156,8 @@ pub fn write_trace(
             .map(|cell| {
                 // SAFETY: as above; only read.
                 let loc = unsafe { cell.get() };
-                let (tallies, budget) = loc.budget_record();
-                (loc.number, tallies, budget)
+                let written = events.get(loc.number as usize).copied().unwrap_or(0);
+                loc.budget_account(written)
             }),
         end_time,
     );

@@ -71,16 +71,23 @@ impl ThreadState {
     /// here, one after it finds the thread not busy and is handled at once.
     #[inline(always)]
     pub(crate) fn end_call(&self) {
-        self.busy.store(false, Ordering::Release);
-        std::sync::atomic::compiler_fence(Ordering::SeqCst);
-        if self.pending_signal.load(Ordering::Relaxed) != 0 {
+        if self.end_call_quietly() {
             self.raise_pending_signal();
         }
     }
 
+    /// `end_call` that leaves raising the signal to the caller: true if one is pending (the
+    /// fast paths, which call nothing, raise it on their way out).
+    #[inline(always)]
+    pub(crate) fn end_call_quietly(&self) -> bool {
+        self.busy.store(false, Ordering::Release);
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+        self.pending_signal.load(Ordering::Relaxed) != 0
+    }
+
     #[cold]
     #[inline(never)]
-    fn raise_pending_signal(&self) {
+    pub(crate) fn raise_pending_signal(&self) {
         let signal = self.pending_signal.swap(0, Ordering::Relaxed);
         if signal != 0 {
             // SAFETY: raise(3) sends a signal to this thread; its handler (pomptrace's, which

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use crate::base::diagnostics::warn;
 use crate::base::diagnostics::warn_once;
 use crate::lifecycle::active::Active;
-use crate::lifecycle::active::{active, active_fast};
+use crate::lifecycle::active::{active, active_fast, Outcome};
 use crate::lifecycle::measurement::Measurement;
 use crate::model::tasks;
 use crate::model::team;
@@ -156,17 +156,33 @@ fn enter(start: bool, region: u32) {
     }
 }
 
-/// The guard and location of the fast path (see `active_fast`), or None for the general one.
+/// The guard and location of the fast path (see `active_fast`), or what the entry point has
+/// to do instead. Calls nothing.
 #[inline(always)]
-fn fast_location() -> Option<(Active, &'static mut Location)> {
+fn fast_location() -> Result<(Active, &'static mut Location), Outcome> {
     let a = active_fast()?;
-    let loc = team::location_of(a.thread())?;
-    Some((a, loc))
+    match team::location_of(a.thread()) {
+        Some(loc) => Ok((a, loc)),
+        None => Err(a.finish(false)),
+    }
+}
+
+/// `fast_location` for a path that may call: a signal that arrived meanwhile is raised here
+/// when it gives way to the general path.
+#[inline(always)]
+fn fast_location_or_raise() -> Option<(Active, &'static mut Location)> {
+    match fast_location() {
+        Ok(found) => Some(found),
+        Err(outcome) => {
+            outcome.raise_signal();
+            None
+        }
+    }
 }
 
 #[inline(always)]
 fn enter_fast(region: u32) -> bool {
-    let Some((a, loc)) = fast_location() else {
+    let Some((a, loc)) = fast_location_or_raise() else {
         return false;
     };
     loc.enter_with(a.now(), region, false);
@@ -189,7 +205,7 @@ fn leave(region: u32) {
 
 #[inline(always)]
 fn leave_fast(region: u32) -> bool {
-    let Some((a, loc)) = fast_location() else {
+    let Some((a, loc)) = fast_location_or_raise() else {
         return false;
     };
     loc.leave_with(a.now(), region, false);
@@ -207,29 +223,72 @@ fn leave_general(region: u32) {
 // nothing on that path can panic, so the FFI layer runs it outside its panic boundary and
 // goes to the paths above (in an `extern "C"` function of its own) only when it says no.
 
-/// The Enter of `region` in the common case only: true if it is recorded (or the region is
-/// filtered out), false if the caller has to take the general path. Calls nothing.
+/// The Enter of `region` on the fast path's location: the first try (`counted_at` None)
+/// records into a plain location or hands over to the second, which records at the time
+/// the first read (see `try_enter`).
 #[inline(always)]
-fn try_enter(region: u32) -> bool {
-    if region == NO_REGION {
-        return true;
+fn enter_step(a: Active, loc: &mut Location, region: u32, counted_at: Option<u64>) -> Outcome {
+    match counted_at {
+        None if loc.plain() => {
+            let done = loc.try_enter_fast(a.now(), region);
+            a.finish(done)
+        }
+        None => {
+            let time = a.now();
+            a.hand_to_counted(time)
+        }
+        Some(time) => {
+            let done = loc.try_enter_counted(time, region);
+            a.finish(done)
+        }
     }
-    let Some((a, loc)) = fast_location() else {
-        return false;
-    };
-    loc.try_enter_fast(a.now(), region)
+}
+
+/// The Leave of `region` on the fast path's location (as `enter_step`).
+#[inline(always)]
+fn leave_step(a: Active, loc: &mut Location, region: u32, counted_at: Option<u64>) -> Outcome {
+    match counted_at {
+        None if loc.plain() => {
+            let done = loc.try_leave_fast(a.now(), region);
+            a.finish(done)
+        }
+        None => {
+            let time = a.now();
+            a.hand_to_counted(time)
+        }
+        Some(time) => {
+            let done = loc.try_leave_counted(time, region);
+            a.finish(done)
+        }
+    }
+}
+
+/// The Enter of `region` in the common case only: what the entry point still has to do
+/// (`Outcome::DONE` when it is recorded, or the region is filtered out). `counted_at`: None
+/// for the first try, which calls nothing and records only into a plain location; the time
+/// the first try read for the second, which the entry point makes when the outcome asks
+/// (`Outcome::counted_at`).
+#[inline(always)]
+fn try_enter(region: u32, counted_at: Option<u64>) -> Outcome {
+    if region == NO_REGION {
+        return Outcome::DONE;
+    }
+    match fast_location() {
+        Ok((a, loc)) => enter_step(a, loc, region, counted_at),
+        Err(outcome) => outcome,
+    }
 }
 
 /// The Leave of `region` in the common case only (as `try_enter`).
 #[inline(always)]
-fn try_leave(region: u32) -> bool {
+fn try_leave(region: u32, counted_at: Option<u64>) -> Outcome {
     if region == NO_REGION {
-        return true;
+        return Outcome::DONE;
     }
-    let Some((a, loc)) = fast_location() else {
-        return false;
-    };
-    loc.try_leave_fast(a.now(), region)
+    match fast_location() {
+        Ok((a, loc)) => leave_step(a, loc, region, counted_at),
+        Err(outcome) => outcome,
+    }
 }
 
 /// Records a switch back to `old` if another task (`current`) ran on this thread meanwhile.
@@ -365,26 +424,26 @@ pub fn leave_outer(c: &Construct) {
 
 /// `enter_outer` in the common case only (see `try_enter`).
 #[inline(always)]
-pub fn try_enter_outer(c: &Construct) -> bool {
-    try_enter(c.outer)
+pub fn try_enter_outer(c: &Construct, counted_at: Option<u64>) -> Outcome {
+    try_enter(c.outer, counted_at)
 }
 
 /// `leave_outer` in the common case only (see `try_enter`).
 #[inline(always)]
-pub fn try_leave_outer(c: &Construct) -> bool {
-    try_leave(c.outer)
+pub fn try_leave_outer(c: &Construct, counted_at: Option<u64>) -> Outcome {
+    try_leave(c.outer, counted_at)
 }
 
 /// `enter_inner` in the common case only (see `try_enter`).
 #[inline(always)]
-pub fn try_enter_inner(c: &Construct) -> bool {
-    try_enter(c.inner)
+pub fn try_enter_inner(c: &Construct, counted_at: Option<u64>) -> Outcome {
+    try_enter(c.inner, counted_at)
 }
 
 /// `leave_inner` in the common case only (see `try_enter`).
 #[inline(always)]
-pub fn try_leave_inner(c: &Construct) -> bool {
-    try_leave(c.inner)
+pub fn try_leave_inner(c: &Construct, counted_at: Option<u64>) -> Outcome {
+    try_leave(c.inner, counted_at)
 }
 
 /// Enter of a construct's inner region (section, single/ordered block, master).
@@ -462,35 +521,48 @@ pub fn wait_enter(region: u32) -> i64 {
     old
 }
 
-/// `wait_enter` in the common case only (see `try_enter`): the encountering task if the Enter
-/// is recorded, None if the caller has to take `wait_enter`. Calls nothing.
+/// `wait_enter` in the common case only (see `try_enter`): what the entry point still has to
+/// do, and the encountering task, which is its result unless the outcome asks for the general
+/// path (`wait_enter`). Calls nothing.
+/// `counted_at` as for `try_enter`.
 #[inline(always)]
-pub fn try_wait_enter(region: u32) -> Option<i64> {
+pub fn try_wait_enter(region: u32, counted_at: Option<u64>) -> (Outcome, i64) {
     if region == NO_REGION {
-        return None;
+        return (Outcome::GENERAL, 0);
     }
-    let (a, loc) = fast_location()?;
-    let old = a.thread().task.get();
-    loc.try_enter_fast(a.now(), region).then_some(old)
+    match fast_location() {
+        Ok((a, loc)) => {
+            let old = a.thread().task.get();
+            let outcome = enter_step(a, loc, region, counted_at);
+            (outcome, old)
+        }
+        Err(outcome) => (outcome, 0),
+    }
 }
 
 /// `wait_exit` in the common case only: no other task ran on this thread meanwhile (so there
-/// is no switch back to record) and the Leave fits (see `try_enter`). False if the caller has
-/// to take `wait_exit`. Calls nothing.
+/// is no switch back to record) and the Leave fits (see `try_enter`); otherwise the outcome
+/// asks for `wait_exit`. Calls nothing.
+/// `counted_at` as for `try_enter`.
 #[inline(always)]
-pub fn try_wait_exit(region: u32, old: i64) -> bool {
+pub fn try_wait_exit(region: u32, old: i64, counted_at: Option<u64>) -> Outcome {
     if region == NO_REGION {
-        return false;
+        return Outcome::GENERAL;
     }
-    let Some((a, loc)) = fast_location() else {
-        return false;
-    };
-    a.thread().task.get() == old && loc.try_leave_fast(a.now(), region)
+    match fast_location() {
+        Ok((a, loc)) => {
+            if a.thread().task.get() != old {
+                return a.finish(false);
+            }
+            leave_step(a, loc, region, counted_at)
+        }
+        Err(outcome) => outcome,
+    }
 }
 
 #[inline(always)]
 fn wait_enter_fast(region: u32) -> Option<i64> {
-    let (a, loc) = fast_location()?;
+    let (a, loc) = fast_location_or_raise()?;
     let old = a.thread().task.get();
     loc.enter_with(a.now(), region, false);
     Some(old)
@@ -512,7 +584,7 @@ pub fn wait_exit(region: u32, old: i64) {
 
 #[inline(always)]
 fn wait_exit_fast(region: u32, old: i64) -> bool {
-    let Some((a, loc)) = fast_location() else {
+    let Some((a, loc)) = fast_location_or_raise() else {
         return false;
     };
     let thread = a.thread();

@@ -1,21 +1,25 @@
 //! The trace-size budget (`POMPTRACE_MAX_TRACE_SIZE`) and the event-rate note.
 //!
-//! On the hot path a location keeps one [`Tally`] per region, in an array indexed by region id:
-//! its visits and the sum of its Leave times less its Enter times (so its inclusive time), with
-//! plain stores, and a flag that says the region is no longer written here. Everything else
-//! happens when the location has filled a chunk, which is a slow path already: the full chunk
-//! is reserved in the process's budget, and when what is left of it comes near its end the
-//! location stops recording the region that costs the most bytes for the least time among those
-//! it recorded since its last full chunk, structure (barriers, tasks, the lock API, MPI) only
-//! when nothing else is left, the parallel region never. The Enter and Leave of such a region
-//! are not written any more (its tally still counts them); a visit that was open when it
-//! stopped is still left in the trace, so Enter and Leave stay balanced. When the budget is used
-//! up, the location stops recording altogether (it closes what is open first).
+//! Nothing of it is on the hot path until it is needed. A location looks at the budget when it
+//! has filled a chunk, which is a slow path already: the full chunk is reserved in the process's
+//! budget. Once half the budget is reserved (or what is left comes within twice the point where
+//! regions start to stop), the location starts *counting*: from then on its Enters and Leaves
+//! take the counting arm of the fast path, which keeps one [`Tally`] per region (visits, and the
+//! sum of Leave times less Enter times, so the inclusive time). When what is left of the budget
+//! comes near its end, the location stops recording the region that cost the most bytes for the
+//! least time since its last full chunk, structure (barriers, tasks, the lock API, MPI) only when
+//! nothing else is left, the parallel region never. The Enter and Leave of such a region are not
+//! written any more (its tally still counts them); a visit that was open when it stopped is still
+//! left in the trace, so Enter and Leave stay balanced. When the budget is used up, the location
+//! stops recording altogether (it closes what is open first). A trace that grows faster than
+//! 100 MB/s makes the locations count for one chunk, to name what causes it.
 //!
 //! Each stop is a ParameterString event (`pomptrace: not recorded from here`, the region's
 //! name) in the location's events and a fact in the journal (the region's description in the
-//! definitions says where it stopped); the end of the run names the regions and what was left
-//! out, and writes a filter file that would have kept the run under the budget (`Report`).
+//! definitions says where it stopped); the end of the run names the regions and how many of
+//! their visits were left out, and writes a filter file that would have kept the run under the
+//! budget (`Report`). What each region cost before its location started counting is estimated
+//! from what it cost after: the counted events stand for all the location's events.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -86,21 +90,80 @@ const PRESIZED_REGIONS: usize = 256;
 /// Region ids past this are not tallied (a construct per region id would be defined first).
 const MAX_TALLIED_REGIONS: usize = 1 << 24;
 
-/// A location's tallies, by region id.
+/// A location's tallies, by region id: kept only while the location counts (see the module's
+/// comment); until then every event is written and nothing is counted.
 pub(crate) struct Tallies {
     by_region: Vec<Tally>,
     /// Stands in for a region past `MAX_TALLIED_REGIONS`.
     spare: Tally,
     /// Regions first seen from now on start as not recorded (the location has stopped).
     stopped: bool,
+    /// The tallies are kept. Only ever true while something is throttled or stopped.
+    counting: bool,
 }
 
 impl Tallies {
     pub(crate) fn new() -> Self {
         Self {
-            by_region: vec![Tally::default(); PRESIZED_REGIONS],
+            by_region: Vec::new(),
             spare: Tally::default(),
             stopped: false,
+            counting: false,
+        }
+    }
+
+    /// Whether the tallies are kept (and a region may be throttled).
+    #[inline(always)]
+    pub(crate) fn counting(&self) -> bool {
+        self.counting
+    }
+
+    /// Starts counting at `time`, from zero, with the regions `open` (recorded, outermost
+    /// first) open since `time`: their Leaves then count the time from here.
+    pub(crate) fn start(&mut self, open: &[u32], time: u64) {
+        if self.by_region.is_empty() {
+            self.by_region = vec![Tally::default(); PRESIZED_REGIONS];
+        }
+        self.by_region.fill(Tally::default());
+        self.spare = Tally::default();
+        self.counting = true;
+        for &region in open {
+            let tally = self.slot(region);
+            tally.time = tally.time.wrapping_sub(time);
+        }
+    }
+
+    /// Stops counting (nothing may be throttled: every event is written again).
+    pub(crate) fn stop(&mut self) {
+        debug_assert!(!self.stopped && self.by_region.iter().all(|t| t.throttled == 0));
+        self.counting = false;
+    }
+
+    /// An Enter of `region` at `time` outside the fast path; true if it is to be written.
+    #[inline(always)]
+    pub(crate) fn enter(&mut self, region: u32, time: u64) -> bool {
+        !self.counting || self.slot(region).enter(time)
+    }
+
+    /// A Leave of `region` at `time` outside the fast path; true if it is to be written.
+    #[inline(always)]
+    pub(crate) fn leave(&mut self, region: u32, time: u64) -> bool {
+        !self.counting || self.slot(region).leave(time)
+    }
+
+    /// An Enter of a region that is never throttled (a team's parallel region), written.
+    #[inline(always)]
+    pub(crate) fn count_enter(&mut self, region: u32, time: u64) {
+        if self.counting {
+            self.slot(region).count_enter(time);
+        }
+    }
+
+    /// The Leave of a region that is never throttled, written.
+    #[inline(always)]
+    pub(crate) fn count_leave(&mut self, region: u32, time: u64) {
+        if self.counting {
+            self.slot(region).count_leave(time);
         }
     }
 
@@ -254,6 +317,10 @@ impl RateWatch {
 }
 
 static RATE: parking_lot::Mutex<RateWatch> = parking_lot::Mutex::new(RateWatch { since: None });
+/// The trace grew faster than the note's threshold for a window: its growth, in bytes per
+/// second; the locations count their next chunk to say what causes it.
+static RATE_SEEN: AtomicBool = AtomicBool::new(false);
+static RATE_BYTES_PER_SECOND: AtomicU64 = AtomicU64::new(0);
 static RATE_NOTED: AtomicBool = AtomicBool::new(false);
 
 /// What a location does after a chunk filled up.
@@ -278,6 +345,10 @@ const EVERYTHING: &str = "(every region: the trace size budget is used up)";
 pub(crate) struct LocationBudget {
     /// `chunks_filled` of the location's writer when it was last looked at.
     pub(crate) chunks_seen: u64,
+    /// The budget is in sight: the location counts until the end (see the module's comment).
+    in_sight: bool,
+    /// When the tallies started, in the location's chunks filled and events written.
+    counted_from: (u64, u64),
     /// Visits of each region when the location filled its last chunk.
     visits_then: Vec<u64>,
     /// Regions that stopped being recorded here: (region, its visits at that moment).
@@ -286,6 +357,17 @@ pub(crate) struct LocationBudget {
     stopped_at: Option<Vec<u64>>,
     /// Recording stopped altogether: the location's writer, kept until the end.
     pub(crate) stopped: Option<otf2::EventWriter<otf2::BackgroundSink>>,
+}
+
+/// Where a location's writer stands when it has filled a chunk.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Filled {
+    /// Chunks filled so far.
+    pub(crate) chunks: u64,
+    /// Events written so far.
+    pub(crate) events: u64,
+    /// Now, in the clock's ticks.
+    pub(crate) time: u64,
 }
 
 impl LocationBudget {
@@ -298,6 +380,8 @@ impl LocationBudget {
         }
         Self {
             chunks_seen: 0,
+            in_sight: false,
+            counted_from: (0, 0),
             visits_then: Vec::new(),
             throttled: Vec::new(),
             stopped_at: None,
@@ -312,26 +396,31 @@ impl LocationBudget {
         throttled.max(stopped).unwrap_or(0)
     }
 
-    /// After the location `location` (named `name`) filled chunks up to `chunks_filled`: the
-    /// new chunks are taken from the budget and what to stop recording is decided. `open`: the
-    /// recorded regions open on it, `time`: now in the clock's ticks.
+    /// After the location `location` (named `name`) filled chunks up to `filled.chunks`: the
+    /// new chunks are taken from the budget, the tallies start or stop, and what to stop
+    /// recording is decided. `open`: the recorded regions open on it.
     pub(crate) fn on_chunk_filled(
         &mut self,
-        chunks_filled: u64,
-        tallies: &Tallies,
+        filled: Filled,
+        tallies: &mut Tallies,
         open: &[u32],
-        time: u64,
         (location, name): (u32, &str),
     ) -> Decision {
-        let new_chunks = chunks_filled.saturating_sub(self.chunks_seen);
-        self.chunks_seen = chunks_filled;
+        let new_chunks = filled.chunks.saturating_sub(self.chunks_seen);
+        self.chunks_seen = filled.chunks;
         let chunk = POOL.chunk.load(Ordering::Relaxed);
         let grown = new_chunks * chunk;
         let written = POOL.written.fetch_add(grown, Ordering::Relaxed) + grown;
-        if !RATE_NOTED.load(Ordering::Relaxed) {
-            self.watch_rate(written, tallies, name);
+        // A window: the tallies have counted since an earlier full chunk.
+        let window = tallies.counting() && self.counted_from.0 < filled.chunks;
+        let rate_wants_counts = self.watch_rate(written, window, tallies, name);
+        let decision = self.decide(grown, chunk, tallies, open, filled, location);
+        let counts_wanted = self.in_sight || rate_wants_counts;
+        if counts_wanted && !tallies.counting() {
+            self.start_counting(tallies, open, filled);
+        } else if !counts_wanted && tallies.counting() {
+            tallies.stop();
         }
-        let decision = self.decide(grown, chunk, tallies, open, time, location);
         self.visits_then.resize(tallies.by_region.len(), 0);
         for (then, tally) in self.visits_then.iter_mut().zip(&tallies.by_region) {
             *then = tally.visits;
@@ -339,13 +428,19 @@ impl LocationBudget {
         decision
     }
 
+    fn start_counting(&mut self, tallies: &mut Tallies, open: &[u32], filled: Filled) {
+        tallies.start(open, filled.time);
+        self.counted_from = (filled.chunks, filled.events);
+        self.visits_then.clear();
+    }
+
     fn decide(
         &mut self,
         grown: u64,
         chunk: u64,
-        tallies: &Tallies,
+        tallies: &mut Tallies,
         open: &[u32],
-        time: u64,
+        filled: Filled,
         location: u32,
     ) -> Decision {
         let limit = POOL.limit.load(Ordering::Relaxed);
@@ -354,6 +449,11 @@ impl LocationBudget {
         }
         let reserved = POOL.reserved.fetch_add(grown, Ordering::Relaxed) + grown;
         if reserved > limit {
+            if !tallies.counting() {
+                // What is not recorded from here on is counted.
+                self.start_counting(tallies, open, filled);
+            }
+            self.in_sight = true;
             self.stopped_at = Some(tallies.by_region.iter().map(|t| t.visits).collect());
             journal::record(&Fact::Throttled {
                 location,
@@ -364,7 +464,11 @@ impl LocationBudget {
             };
         }
         let locations = POOL.locations.load(Ordering::Relaxed);
-        if limit - reserved >= near(limit, chunk, locations) {
+        let near = near(limit, chunk, locations);
+        let left = limit - reserved;
+        self.in_sight |= reserved >= limit / 2 || left < 2 * near;
+        if left >= near || !tallies.counting() || self.counted_from.0 >= filled.chunks {
+            // Not near yet, or no full chunk counted to tell what costs most.
             return Decision::Nothing;
         }
         let registry = REGISTRY.lock();
@@ -386,7 +490,7 @@ impl LocationBudget {
             let structure = filter_suggest::is_structure(def.role, def.paradigm);
             let bytes = tally.visits * visit_bytes(region);
             let density =
-                bytes as f64 / (tallies.inclusive(region, tally, open, time) as f64 + 1.0);
+                bytes as f64 / (tallies.inclusive(region, tally, open, filled.time) as f64 + 1.0);
             let better = match best {
                 None => true,
                 Some((s, d, _)) => (structure, -density) < (s, -d),
@@ -407,19 +511,37 @@ impl LocationBudget {
     }
 
     /// The event-rate note: once, when the trace grew faster than 100 MB/s for a second,
-    /// naming what this location recorded most since its last full chunk.
+    /// naming what this location recorded most in its last full chunk. `window`: the tallies
+    /// counted that chunk. True while the note wants this location's counts.
     #[cold]
-    fn watch_rate(&self, written: u64, tallies: &Tallies, location_name: &str) {
-        let Some(mut watch) = RATE.try_lock() else {
-            return;
-        };
-        let Some(rate) = watch.observe(crate::base::clock::monotonic_ns(), written) else {
-            return;
-        };
-        if RATE_NOTED.swap(true, Ordering::Relaxed) {
-            return;
+    fn watch_rate(
+        &self,
+        written: u64,
+        window: bool,
+        tallies: &Tallies,
+        location_name: &str,
+    ) -> bool {
+        if RATE_NOTED.load(Ordering::Relaxed) {
+            return false;
         }
-        drop(watch);
+        if !RATE_SEEN.load(Ordering::Relaxed) {
+            let Some(mut watch) = RATE.try_lock() else {
+                return false;
+            };
+            let Some(rate) = watch.observe(crate::base::clock::monotonic_ns(), written) else {
+                return false;
+            };
+            RATE_BYTES_PER_SECOND.store(rate as u64, Ordering::Relaxed);
+            RATE_SEEN.store(true, Ordering::Relaxed);
+        }
+        if !window {
+            // Counted from the next chunk on, to say what fills it.
+            return true;
+        }
+        if RATE_NOTED.swap(true, Ordering::Relaxed) {
+            return false;
+        }
+        let rate = RATE_BYTES_PER_SECOND.load(Ordering::Relaxed) as f64;
         let registry = REGISTRY.lock();
         let mut busiest: Vec<(u64, u32, u64)> = tallies
             .iter()
@@ -472,6 +594,7 @@ impl LocationBudget {
                 n => format!("now {n} bytes"),
             }
         ));
+        false
     }
 }
 
@@ -481,8 +604,6 @@ impl LocationBudget {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Throttled {
     pub(crate) region: u32,
-    /// Visits on every location, recorded or not.
-    pub(crate) visits: u64,
     /// Visits whose Enter and Leave were not written.
     pub(crate) unrecorded: u64,
     /// Locations where it stopped.
@@ -497,29 +618,51 @@ pub(crate) struct Report {
     pub(crate) per_location: Vec<(u32, u64)>,
     /// Locations that stopped recording altogether.
     pub(crate) stopped: u32,
-    /// Every region over all locations, by region id.
+    /// Every region over the locations that counted, by region id, each location's counts
+    /// scaled up to all its events.
     totals: Vec<RegionTotal>,
 }
 
 /// A region over all locations.
 #[derive(Clone, Copy, Default)]
 struct RegionTotal {
-    visits: u64,
-    /// Inclusive time, in ticks.
-    time: u64,
+    /// Visits, estimated where a location counted part of its run.
+    visits: f64,
+    /// Inclusive time, in ticks, estimated alike.
+    time: f64,
     /// Visits whose events were not written (the region stopped, or everything did).
     unrecorded: u64,
+    /// Whether any location counted only part of its run.
+    estimated: bool,
+}
+
+/// A location at the end, for the report: its number, tallies, budget, and the events its
+/// writer wrote.
+pub(crate) struct LocationAccount<'a> {
+    pub(crate) number: u32,
+    pub(crate) tallies: &'a Tallies,
+    pub(crate) budget: &'a LocationBudget,
+    pub(crate) events: u64,
 }
 
 impl Report {
-    /// Collects from the locations (number, tallies, budget), after recording ended at
-    /// `end_time` and their open regions were closed.
+    /// Collects from the locations, after recording ended at `end_time` and their open regions
+    /// were closed. Only locations whose budget was in sight counted to the end.
     pub(crate) fn collect<'a>(
-        locations: impl IntoIterator<Item = (u32, &'a Tallies, &'a LocationBudget)>,
+        locations: impl IntoIterator<Item = LocationAccount<'a>>,
         end_time: u64,
     ) -> Self {
         let mut report = Report::default();
-        for (number, tallies, budget) in locations {
+        for LocationAccount {
+            number,
+            tallies,
+            budget,
+            events,
+        } in locations
+        {
+            if !budget.in_sight || !tallies.counting() {
+                continue;
+            }
             if budget.stopped_at.is_some() {
                 report.stopped += 1;
             }
@@ -537,7 +680,14 @@ impl Report {
                     (a, b) => a.or(b).unwrap_or(tallies.by_region[index].visits),
                 }
             };
-            let mut unrecorded_here = 0;
+            let unrecorded_here: u64 = tallies
+                .iter()
+                .map(|(region, tally)| tally.visits - recorded(region))
+                .sum();
+            // The counted events stand for all of the location's: Enters and Leaves of the
+            // written events and the left-out visits.
+            let counted = events.saturating_sub(budget.counted_from.1) + 2 * unrecorded_here;
+            let scale = (events + 2 * unrecorded_here) as f64 / counted.max(1) as f64;
             for (region, tally) in tallies.iter() {
                 if tally.visits == 0 {
                     continue;
@@ -548,10 +698,10 @@ impl Report {
                 }
                 let total = &mut report.totals[index];
                 let unrecorded = tally.visits - recorded(region);
-                total.visits += tally.visits;
-                total.time += tallies.inclusive(region, tally, &[], end_time);
+                total.visits += tally.visits as f64 * scale;
+                total.time += tallies.inclusive(region, tally, &[], end_time) as f64 * scale;
                 total.unrecorded += unrecorded;
-                unrecorded_here += unrecorded;
+                total.estimated |= budget.counted_from.1 > 0;
             }
             for &(region, _) in &budget.throttled {
                 let unrecorded = tallies.by_region[region as usize].visits - recorded(region);
@@ -562,7 +712,6 @@ impl Report {
                     }
                     None => report.throttled.push(Throttled {
                         region,
-                        visits: 0,
                         unrecorded,
                         locations: 1,
                     }),
@@ -571,9 +720,6 @@ impl Report {
             if unrecorded_here > 0 {
                 report.per_location.push((number, unrecorded_here));
             }
-        }
-        for t in &mut report.throttled {
-            t.visits = report.totals.get(t.region as usize).map_or(0, |v| v.visits);
         }
         report
             .throttled
@@ -595,11 +741,10 @@ impl Report {
                     t.region,
                     format!(
                         "pomptrace: not recorded on {} location{} after the trace came near its \
-                         size budget; {} of {} visits left out",
+                         size budget; {} visits left out",
                         t.locations,
                         if t.locations == 1 { "" } else { "s" },
                         t.unrecorded,
-                        t.visits
                     ),
                 )
             })
@@ -621,7 +766,7 @@ impl Report {
             };
             let throttled = self.throttled.iter().any(|t| t.region == region);
             missing += total.unrecorded * visit_bytes(region);
-            let (visits, time) = (total.visits, total.time);
+            let (visits, time) = (total.visits.round() as u64, total.time.round() as u64);
             let name = registry.region_name(region).unwrap_or("");
             let Some(pattern) = filter_suggest::exclude_pattern(name, def.role, def.paradigm)
             else {
@@ -633,7 +778,8 @@ impl Report {
                 time,
                 first: throttled,
             });
-            labels.push(format!("{name}: {visits} visits"));
+            let about = if total.estimated { "about " } else { "" };
+            labels.push(format!("{name}: {about}{visits} visits"));
         }
         drop(registry);
         // The patterns of a construct's inner and outer regions are the same.
@@ -693,9 +839,8 @@ impl Report {
             .iter()
             .map(|t| {
                 format!(
-                    "\"{}\" ({} visits, {} not recorded, on {} location{})",
+                    "\"{}\" ({} visits not recorded, on {} location{})",
                     registry.region_name(t.region).unwrap_or("?"),
-                    t.visits,
                     t.unrecorded,
                     t.locations,
                     if t.locations == 1 { "" } else { "s" }
@@ -759,6 +904,30 @@ mod tests {
         tallies.throttle_all();
         assert!(!tallies.slot(5000).enter(2));
         assert!(!tallies.slot(0).enter(2));
+    }
+
+    #[test]
+    fn nothing_is_counted_until_counting_starts_and_open_visits_count_from_there() {
+        let mut tallies = Tallies::new();
+        // Not counting: every event is written, nothing kept.
+        assert!(tallies.enter(3, 10));
+        assert!(tallies.leave(3, 20));
+        assert!(tallies.by_region.is_empty());
+        // Region 3 open since 30; counting from 40: its time runs from 40.
+        assert!(tallies.enter(3, 30));
+        tallies.start(&[3], 40);
+        assert!(tallies.counting());
+        assert!(tallies.leave(3, 45));
+        assert!(tallies.enter(5, 50));
+        assert!(tallies.leave(5, 52));
+        let (t3, t5) = (tallies.by_region[3], tallies.by_region[5]);
+        assert_eq!((t3.visits, t3.time), (0, 5));
+        assert_eq!((t5.visits, t5.time), (1, 2));
+        // Stopped again (nothing throttled), and started afresh later.
+        tallies.stop();
+        assert!(tallies.enter(5, 60) && tallies.leave(5, 70));
+        tallies.start(&[], 80);
+        assert_eq!(tallies.by_region[5].visits, 0);
     }
 
     #[test]

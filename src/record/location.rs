@@ -16,7 +16,7 @@ use otf2::{
 
 use crate::metrics::synchronous::MAX_VALUES;
 use crate::output::facts::{THREAD_ID_ATTRIBUTE, THROTTLE_PARAMETER};
-use crate::record::budget::{Decision, LocationBudget, Tallies, Tally};
+use crate::record::budget::{Decision, Filled, LocationBudget, Tallies, Tally};
 use crate::record::profile::Profile;
 
 /// One OTF2 location: its event writer and the regions open on it.
@@ -34,8 +34,12 @@ pub struct Location {
     pub team: u32,
     /// The records of this location's last team begin and end, kept encoded.
     team_records: TeamRecords,
-    /// Visits and time of each region here, and which ones are no longer written.
+    /// Visits and time of each region here, and which ones are no longer written, once the
+    /// size budget comes in sight (see `budget.rs`).
     tallies: Tallies,
+    /// A fast Enter or Leave only writes its record: tracing, not profiling, the tallies not
+    /// counting. Kept by `refresh_plain` whenever one of those changes.
+    plain: bool,
     /// This location's part of the trace-size budget (touched when a chunk is full).
     budget: LocationBudget,
     /// What the location recorded, once its thread of control ended and its writer was
@@ -113,8 +117,10 @@ impl LocationCell {
         open: Vec<u32>,
     ) -> Self {
         let writes = writer.is_some();
+        let plain = writes && profile.is_none();
         Self {
             location: UnsafeCell::new(Location {
+                plain,
                 number,
                 name,
                 writer,
@@ -260,7 +266,7 @@ impl Location {
             self.enter_with_metrics(time, region, task);
             return;
         }
-        let write = self.tallies.slot(region).enter(time);
+        let write = self.tallies.enter(region, time);
         if let Some(w) = self.writer.as_mut() {
             if write {
                 w.enter(time, region);
@@ -298,7 +304,7 @@ impl Location {
     #[cold]
     #[inline(never)]
     fn enter_with_metrics(&mut self, time: u64, region: u32, task: bool) {
-        let write = self.tallies.slot(region).enter(time);
+        let write = self.tallies.enter(region, time);
         if self.writer.is_none() && self.profile.is_none() {
             return;
         }
@@ -323,18 +329,52 @@ impl Location {
     /// room for one more open region, the trace (if any) for the record in its chunk with
     /// `time` later than its last, and the profile (if any) finds the region's node as its
     /// parent's last child. False, with nothing changed, otherwise. Calls nothing.
+    ///
+    /// Only for a location that is `plain`: the others take `try_enter_counted` (the entry
+    /// point's second try, so that this one calls nothing and keeps to scratch registers).
     #[inline(always)]
     pub fn try_enter_fast(&mut self, time: u64, region: u32) -> bool {
+        debug_assert!(self.plain);
+        // Tracing alone, the common case: the record, and the region pushed.
         let depth = self.open.len();
         if depth == self.open.capacity() {
             return false;
         }
-        let Some(tally) = self.tallies.get(region) else {
+        let Some(w) = self.writer.as_mut() else {
             return false;
         };
+        if !w.try_enter(time, region) {
+            return false;
+        }
+        // SAFETY: `depth` is the length, below the capacity (checked above).
+        unsafe { push_within_capacity(&mut self.open, depth, region) };
+        true
+    }
+
+    /// Whether the fast paths only write records (see the field).
+    #[inline(always)]
+    pub fn plain(&self) -> bool {
+        self.plain
+    }
+
+    /// `try_enter_fast` for a location that is not `plain`: profiling or counting.
+    #[inline(never)]
+    pub fn try_enter_counted(&mut self, time: u64, region: u32) -> bool {
+        let depth = self.open.len();
+        if depth == self.open.capacity() {
+            return false;
+        }
+        let tally = if self.tallies.counting() {
+            match self.tallies.get(region) {
+                Some(tally) => Some(tally),
+                None => return false,
+            }
+        } else {
+            None
+        };
         let Some(p) = self.profile.as_mut() else {
-            // Tracing alone, the common case: one test of each option, straight through.
-            let Some(w) = self.writer.as_mut() else {
+            // Counting, tracing alone.
+            let (Some(w), Some(tally)) = (self.writer.as_mut(), tally) else {
                 return false;
             };
             if !enter_written_fast(w, tally, time, region) {
@@ -347,13 +387,19 @@ impl Location {
         let Some(node) = p.simple_enter(time, region) else {
             return false;
         };
-        match self.writer.as_mut() {
-            Some(w) => {
+        match (self.writer.as_mut(), tally) {
+            (Some(w), Some(tally)) => {
                 if !enter_written_fast(w, tally, time, region) {
                     return false;
                 }
             }
-            None => tally.count_enter(time),
+            (Some(w), None) => {
+                if !w.try_enter(time, region) {
+                    return false;
+                }
+            }
+            (None, Some(tally)) => tally.count_enter(time),
+            (None, None) => {}
         }
         p.enter_simple(time, node);
         // SAFETY: as above.
@@ -364,17 +410,42 @@ impl Location {
     /// `leave_with` without synchronous metrics, in the common case only: `region` is the
     /// innermost open one, the record fits as for `try_enter_fast`, and the profile's Leave is
     /// a plain update (not the end of a task). Calls nothing.
+    /// Only for a location that is `plain` (as `try_enter_fast`).
     #[inline(always)]
     pub fn try_leave_fast(&mut self, time: u64, region: u32) -> bool {
+        debug_assert!(self.plain);
+        // Tracing alone (see `try_enter_fast`).
+        let depth = self.open.len();
+        if depth == 0 || self.open[depth - 1] != region {
+            return false;
+        }
+        let Some(w) = self.writer.as_mut() else {
+            return false;
+        };
+        if !w.try_leave(time, region) {
+            return false;
+        }
+        // SAFETY: shortens the stack of plain `u32`s by one; it held `depth` > 0 of them.
+        unsafe { self.open.set_len(depth - 1) };
+        true
+    }
+
+    /// `try_leave_fast` for a location that is not `plain` (as `try_enter_counted`).
+    #[inline(never)]
+    pub fn try_leave_counted(&mut self, time: u64, region: u32) -> bool {
         if self.open.last() != Some(&region) {
             return false;
         }
-        let Some(tally) = self.tallies.get(region) else {
-            return false;
+        let tally = if self.tallies.counting() {
+            match self.tallies.get(region) {
+                Some(tally) => Some(tally),
+                None => return false,
+            }
+        } else {
+            None
         };
         let Some(p) = self.profile.as_mut() else {
-            // Tracing alone (see `try_enter_fast`).
-            let Some(w) = self.writer.as_mut() else {
+            let (Some(w), Some(tally)) = (self.writer.as_mut(), tally) else {
                 return false;
             };
             if !leave_written_fast(w, tally, time, region) {
@@ -386,17 +457,28 @@ impl Location {
         if !p.simple_leave(time) {
             return false;
         }
-        match self.writer.as_mut() {
-            Some(w) => {
+        match (self.writer.as_mut(), tally) {
+            (Some(w), Some(tally)) => {
                 if !leave_written_fast(w, tally, time, region) {
                     return false;
                 }
             }
-            None => tally.count_leave(time),
+            (Some(w), None) => {
+                if !w.try_leave(time, region) {
+                    return false;
+                }
+            }
+            (None, Some(tally)) => tally.count_leave(time),
+            (None, None) => {}
         }
         p.leave_simple(time, region);
         self.open.pop();
         true
+    }
+
+    /// Keeps `plain` (see its field) after the writer, the profile or the counting changed.
+    fn refresh_plain(&mut self) {
+        self.plain = self.writer.is_some() && self.profile.is_none() && !self.tallies.counting();
     }
 
     /// The profile's Leave of the innermost open region, `region` (`values`: the synchronous
@@ -428,7 +510,7 @@ impl Location {
                 return;
             }
             self.open.pop();
-            let write = self.tallies.slot(region).leave(time);
+            let write = self.tallies.leave(region, time);
             if let (true, Some(w)) = (write, self.writer.as_mut()) {
                 w.leave(time, region);
             }
@@ -447,7 +529,7 @@ impl Location {
         let Some(region) = self.open.pop() else {
             return;
         };
-        let write = self.tallies.slot(region).leave(time);
+        let write = self.tallies.leave(region, time);
         let mut values = [0u64; MAX_VALUES];
         let n = crate::metrics::synchronous::read_values(&mut values);
         if let (true, Some(w)) = (write, self.writer.as_mut()) {
@@ -463,7 +545,7 @@ impl Location {
         if self.writer.is_none() && self.profile.is_none() {
             // Nothing is recorded here (a location the budget stopped, or one without a
             // file): its Enters were counted, never opened.
-            self.tallies.slot(region).leave(time);
+            self.tallies.leave(region, time);
             return;
         }
         if let Some(depth) = self.open.iter().rposition(|&r| r == region) {
@@ -474,7 +556,7 @@ impl Location {
                     continue;
                 }
                 let r = self.open.pop().unwrap_or(region);
-                let write = self.tallies.slot(r).leave(time);
+                let write = self.tallies.leave(r, time);
                 if let (true, Some(w)) = (write, self.writer.as_mut()) {
                     w.leave(time, r);
                 }
@@ -494,9 +576,10 @@ impl Location {
     pub fn close_open_regions(&mut self, time: u64) {
         if let Some(w) = self.budget.stopped.take() {
             self.writer = Some(w);
+            self.refresh_plain();
         }
         while let Some(r) = self.open.pop() {
-            let write = self.tallies.slot(r).leave(time);
+            let write = self.tallies.leave(r, time);
             if let (true, Some(w)) = (write, self.writer.as_mut()) {
                 w.leave(time, r);
             }
@@ -509,16 +592,20 @@ impl Location {
     #[cold]
     #[inline(never)]
     fn chunk_filled(&mut self, time: u64) {
-        let Some(filled) = self.writer.as_ref().map(|w| w.chunks_filled()) else {
+        let Some(filled) = self.writer.as_ref().map(|w| Filled {
+            chunks: w.chunks_filled(),
+            events: w.events(),
+            time,
+        }) else {
             return;
         };
         let decision = self.budget.on_chunk_filled(
             filled,
-            &self.tallies,
+            &mut self.tallies,
             &self.open,
-            time,
             (self.number, &self.name),
         );
+        self.refresh_plain();
         let marker = match decision {
             Decision::Nothing => return,
             Decision::Throttle { region, name } => {
@@ -541,6 +628,7 @@ impl Location {
             self.end_written_visits(time);
             self.tallies.throttle_all();
             self.budget.stopped = self.writer.take();
+            self.refresh_plain();
         }
     }
 
@@ -568,9 +656,14 @@ impl Location {
         }
     }
 
-    /// What the budget needs at the end: the tallies and the budget's record.
-    pub fn budget_record(&self) -> (&Tallies, &LocationBudget) {
-        (&self.tallies, &self.budget)
+    /// What the budget needs at the end (`events`: what its writer wrote).
+    pub fn budget_account(&self, events: u64) -> crate::record::budget::LocationAccount<'_> {
+        crate::record::budget::LocationAccount {
+            number: self.number,
+            tallies: &self.tallies,
+            budget: &self.budget,
+            events,
+        }
     }
 
     /// The writer, while the measurement runs.
@@ -642,7 +735,7 @@ impl Location {
             if let Some(w) = self.writer.as_mut() {
                 if w.write_prepared(time, &self.team_records.begin) {
                     // Never stopped by the budget: its events carry the team's structure.
-                    self.tallies.slot(region).count_enter(time);
+                    self.tallies.count_enter(region, time);
                     if let Some(p) = self.profile.as_mut() {
                         match p.simple_enter(time, region) {
                             Some(node) => p.enter_simple(time, node),
@@ -695,7 +788,7 @@ impl Location {
         {
             if let Some(w) = self.writer.as_mut() {
                 if w.write_prepared(time, &self.team_records.end) {
-                    self.tallies.slot(region).count_leave(time);
+                    self.tallies.count_leave(region, time);
                     self.open.pop();
                     self.profile_leave(time, region, &[]);
                     return;
@@ -724,6 +817,7 @@ impl Location {
 
     /// Ends recording on this location and hands back its writer.
     pub fn take_writer(&mut self) -> Option<EventWriter<BackgroundSink>> {
+        self.plain = false;
         self.writer.take()
     }
 
@@ -735,7 +829,9 @@ impl Location {
 
     /// Ends profiling on this location and hands back its profile.
     pub fn take_profile(&mut self) -> Option<Profile> {
-        self.profile.take()
+        let profile = self.profile.take();
+        self.refresh_plain();
+        profile
     }
 
     /// The call path this location records into now, as a fork hands it to its team
@@ -781,7 +877,7 @@ impl Location {
         self.open = Vec::new();
         self.tallies.compact(self.budget.tallies_read());
         self.team_records = TeamRecords::default();
-        self.writer.take()
+        self.take_writer()
     }
 
     pub fn set_retired(&mut self, account: Retired) {

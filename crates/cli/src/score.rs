@@ -777,14 +777,14 @@ fn otf2_name(word: &str) -> String {
     word.trim().to_ascii_uppercase().replace([' ', '-'], "_")
 }
 
-/// `U` of a description `…; U of V visits left out` (what the runtime writes for a region its
-/// size budget stopped recording); 0 otherwise.
+/// `U` of a description `…; U visits left out` (what the runtime writes for a region its size
+/// budget stopped recording; earlier runtimes wrote `U of V`); 0 otherwise.
 fn unrecorded_visits(description: &str) -> u64 {
     description
         .strip_suffix(" visits left out")
         .and_then(|rest| rest.rsplit_once("; "))
-        .and_then(|(_, counts)| counts.split_once(" of "))
-        .and_then(|(unrecorded, _)| unrecorded.parse().ok())
+        .map(|(_, counts)| counts.split_once(" of ").map_or(counts, |(u, _)| u))
+        .and_then(|unrecorded| unrecorded.parse().ok())
         .unwrap_or(0)
 }
 
@@ -1162,8 +1162,12 @@ mod tests {
         assert_eq!(
             unrecorded_visits(
                 "pomptrace: not recorded on 2 locations after the trace came near its size \
-                 budget; 18165224 of 20000000 visits left out"
+                 budget; 18165224 visits left out"
             ),
+            18_165_224
+        );
+        assert_eq!(
+            unrecorded_visits("pomptrace: not recorded …; 18165224 of 20000000 visits left out"),
             18_165_224
         );
         assert_eq!(unrecorded_visits(""), 0);
