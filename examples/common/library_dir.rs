@@ -8,7 +8,13 @@ use std::process::Command;
 /// Builds the library (cdylib and staticlib) in the profile and target directory this example
 /// was built in, with the cargo that runs it, and returns the directory that holds
 /// `libpomptrace.so` and `libpomptrace.a`.
+///
+/// With `POMPTRACE_BENCH_LIBRARY_DIR` set, that directory instead, as it is: another build's
+/// library measured by this build's programs, side by side with this one.
 pub fn fresh_library_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("POMPTRACE_BENCH_LIBRARY_DIR") {
+        return PathBuf::from(dir);
+    }
     // target/<profile>/examples/<name> → target/<profile>
     let exe = std::env::current_exe().expect("current_exe");
     let profile_dir = exe

@@ -481,7 +481,7 @@ pub fn critical_begin(c: &Construct) {
             }
         }
         if c.inner != NO_REGION {
-            loc.enter(t, c.inner);
+            loc.enter_after_record(t, c.inner);
         }
     }
 }
@@ -532,9 +532,10 @@ pub fn try_wait_enter(region: u32, counted_at: Option<u64>) -> (Outcome, i64) {
     }
     match fast_location() {
         Ok((a, loc)) => {
-            let old = a.thread().task.get();
+            let thread = a.thread();
             let outcome = enter_step(a, loc, region, counted_at);
-            (outcome, old)
+            // Read after the record (no task runs meanwhile): one value fewer to keep through it.
+            (outcome, thread.task.get())
         }
         Err(outcome) => (outcome, 0),
     }
@@ -754,7 +755,7 @@ pub fn lock_call(call: LockCall, lock: usize, real: impl FnOnce() -> i32) -> i32
                     w.thread_acquire_lock(t, Paradigm::OPENMP, id, order);
                 }
                 if let Some((region, ..)) = before {
-                    loc.leave(t, region);
+                    loc.leave_after_record(t, region);
                 }
             }
         }

@@ -250,7 +250,29 @@ impl Location {
     /// profile included; only its event is not written.
     #[inline(always)]
     pub fn enter_with(&mut self, time: u64, region: u32, metrics: bool) {
+        // Most Enters are the first record at their time, which the fast write takes.
+        if !metrics && self.plain && self.try_enter_fast(time, region) {
+            return;
+        }
         self.enter_region(time, region, metrics, false);
+    }
+
+    /// `enter` right after a record of its own at the same `time` (a lock's acquisition), which
+    /// the fast write refuses: straight to the general write.
+    #[inline(always)]
+    pub fn enter_after_record(&mut self, time: u64, region: u32) {
+        self.enter_region(
+            time,
+            region,
+            crate::metrics::synchronous::synchronous(),
+            false,
+        );
+    }
+
+    /// `leave` after a record at the same `time` (as `enter_after_record`).
+    #[inline(always)]
+    pub fn leave_after_record(&mut self, time: u64, region: u32) {
+        self.leave_written_or_not(time, region, crate::metrics::synchronous::synchronous());
     }
 
     /// The Enter of an explicit task's region at its begin: in the profile, the task runs in a
@@ -504,6 +526,16 @@ impl Location {
     /// `leave`, told whether synchronous metrics are on (as `enter_with`).
     #[inline(always)]
     pub fn leave_with(&mut self, time: u64, region: u32, metrics: bool) {
+        // Most Leaves are the first record at their time, which the fast write takes.
+        if !metrics && self.plain && self.try_leave_fast(time, region) {
+            return;
+        }
+        self.leave_written_or_not(time, region, metrics);
+    }
+
+    /// `leave_with` but for its fast write.
+    #[inline(always)]
+    fn leave_written_or_not(&mut self, time: u64, region: u32, metrics: bool) {
         if self.open.last() == Some(&region) {
             if metrics {
                 self.leave_innermost_with_metrics(time);
