@@ -127,22 +127,26 @@ macro_rules! with_construct {
 }
 pub(crate) use with_construct;
 
-/// What is left of a call after its fast path said `outcome` (not `DONE`): a signal that
-/// arrived meanwhile is raised, the second try (`second`, given the time of the first) made
-/// when the outcome asks for it; true if the general path still has to record the call.
+/// What is left of a call after its fast path said `outcome` (not `DONE`): the second try
+/// (`second`, given the time of the first) when the outcome asks for it, so that the event is
+/// recorded at its time before anything else runs, then a signal that arrived meanwhile
+/// raised; true if the general path still has to record the call.
 #[inline(always)]
 pub(crate) fn after_fast(
     outcome: crate::lifecycle::active::Outcome,
     second: impl FnOnce(u64) -> crate::lifecycle::active::Outcome,
 ) -> bool {
-    outcome.raise_signal();
     match outcome.counted_at() {
         Some(time) => {
-            let outcome = second(time);
+            let again = second(time);
+            outcome.raise_signal();
+            again.raise_signal();
+            again.needs_general()
+        }
+        None => {
             outcome.raise_signal();
             outcome.needs_general()
         }
-        None => outcome.needs_general(),
     }
 }
 
