@@ -167,6 +167,18 @@ impl Tallies {
         }
     }
 
+    /// What a fast path counts into: `Some(None)` when not counting, `Some(tally)` of
+    /// `region`, or None when counting and `region` has no tally yet (its general path makes
+    /// one).
+    #[inline(always)]
+    pub(crate) fn for_fast_path(&mut self, region: u32) -> Option<Option<&mut Tally>> {
+        if self.counting {
+            self.get(region).map(Some)
+        } else {
+            Some(None)
+        }
+    }
+
     /// The tally of `region` if it has one yet (the fast paths: no call, no allocation).
     #[inline(always)]
     pub(crate) fn get(&mut self, region: u32) -> Option<&mut Tally> {

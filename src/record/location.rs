@@ -386,13 +386,8 @@ impl Location {
         if depth == self.open.capacity() {
             return false;
         }
-        let tally = if self.tallies.counting() {
-            match self.tallies.get(region) {
-                Some(tally) => Some(tally),
-                None => return false,
-            }
-        } else {
-            None
+        let Some(tally) = self.tallies.for_fast_path(region) else {
+            return false;
         };
         let Some(p) = self.profile.as_mut() else {
             // Counting, tracing alone.
@@ -458,13 +453,8 @@ impl Location {
         if self.open.last() != Some(&region) {
             return false;
         }
-        let tally = if self.tallies.counting() {
-            match self.tallies.get(region) {
-                Some(tally) => Some(tally),
-                None => return false,
-            }
-        } else {
-            None
+        let Some(tally) = self.tallies.for_fast_path(region) else {
+            return false;
         };
         let Some(p) = self.profile.as_mut() else {
             let (Some(w), Some(tally)) = (self.writer.as_mut(), tally) else {
