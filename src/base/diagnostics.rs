@@ -8,8 +8,14 @@ use super::signal_safe_mutex::SignalSafeMutex;
 
 /// Prints one `pomptrace:` line on stderr. Control characters in it (a region or file name
 /// may hold terminal escape sequences, or a line break) are shown escaped, as `\x1b`.
+///
+/// The line goes out in one write: stderr is unbuffered, and the ranks of an MPI job share
+/// it, so a line written in pieces would interleave with theirs. A closed or full stderr loses
+/// the line, never the program.
 pub(crate) fn warn(message: &str) {
-    eprintln!("pomptrace: {}", shown(message));
+    use std::io::Write;
+    let line = format!("pomptrace: {}\n", shown(message));
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 /// `text` with every control character escaped, so that it stays one line of plain text.
