@@ -223,14 +223,21 @@ fn leave_general(region: u32) {
 // nothing on that path can panic, so the FFI layer runs it outside its panic boundary and
 // goes to the paths above (in an `extern "C"` function of its own) only when it says no.
 
-/// The Enter of `region` on the fast path's location: the first try (`counted_at` None)
-/// records into a plain location or hands over to the second, which records at the time
-/// the first read (see `try_enter`).
+/// One Enter or Leave of `region` on the fast path's location: the first try (`counted_at`
+/// None) records into a plain location with `fast`, or hands over to the second, which
+/// records with `counted` at the time the first read (see `try_enter`).
 #[inline(always)]
-fn enter_step(a: Active, loc: &mut Location, region: u32, counted_at: Option<u64>) -> Outcome {
+fn step(
+    a: Active,
+    loc: &mut Location,
+    region: u32,
+    counted_at: Option<u64>,
+    fast: impl FnOnce(&mut Location, u64, u32) -> bool,
+    counted: impl FnOnce(&mut Location, u64, u32) -> bool,
+) -> Outcome {
     match counted_at {
         None if loc.plain() => {
-            let done = loc.try_enter_fast(a.now(), region);
+            let done = fast(loc, a.now(), region);
             a.finish(done)
         }
         None => {
@@ -238,29 +245,36 @@ fn enter_step(a: Active, loc: &mut Location, region: u32, counted_at: Option<u64
             a.hand_to_counted(time)
         }
         Some(time) => {
-            let done = loc.try_enter_counted(time, region);
+            let done = counted(loc, time, region);
             a.finish(done)
         }
     }
 }
 
-/// The Leave of `region` on the fast path's location (as `enter_step`).
+/// The Enter of `region` on the fast path's location (see `step`).
+#[inline(always)]
+fn enter_step(a: Active, loc: &mut Location, region: u32, counted_at: Option<u64>) -> Outcome {
+    step(
+        a,
+        loc,
+        region,
+        counted_at,
+        Location::try_enter_fast,
+        Location::try_enter_counted,
+    )
+}
+
+/// The Leave of `region` on the fast path's location (see `step`).
 #[inline(always)]
 fn leave_step(a: Active, loc: &mut Location, region: u32, counted_at: Option<u64>) -> Outcome {
-    match counted_at {
-        None if loc.plain() => {
-            let done = loc.try_leave_fast(a.now(), region);
-            a.finish(done)
-        }
-        None => {
-            let time = a.now();
-            a.hand_to_counted(time)
-        }
-        Some(time) => {
-            let done = loc.try_leave_counted(time, region);
-            a.finish(done)
-        }
-    }
+    step(
+        a,
+        loc,
+        region,
+        counted_at,
+        Location::try_leave_fast,
+        Location::try_leave_counted,
+    )
 }
 
 /// The Enter of `region` in the common case only: what the entry point still has to do
