@@ -248,7 +248,7 @@ macro_rules! fortran {
             /// The contract of `ffi::fortran`.
             #[cold]
             #[inline(never)]
-            unsafe extern "C" fn general(outcome: Outcome, $($arg: $ty),*) {
+            unsafe extern "C" fn general($($arg: $ty,)* outcome: Outcome) {
                 let second = |time| {
                     let $counted_at = Some(time);
                     $fast
@@ -272,7 +272,7 @@ macro_rules! fortran {
                     return;
                 }
                 // SAFETY: the same contract.
-                unsafe { general(outcome, $($arg),*) }
+                unsafe { general($($arg,)* outcome) }
             }
 
             fortran!(@spellings $name, $upper, ($($arg: $ty),*));

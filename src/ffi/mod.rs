@@ -71,9 +71,9 @@ macro_rules! on_region {
         #[cold]
         #[inline(never)]
         unsafe extern "C" fn general(
-            outcome: $crate::lifecycle::active::Outcome,
             handle: *mut $crate::ffi::types::OPARI2_Region_handle,
             ctc: *const std::os::raw::c_char,
+            outcome: $crate::lifecycle::active::Outcome,
         ) {
             // SAFETY: the entry point's contract.
             let second = |time| match unsafe { $crate::ffi::assigned(handle) } {
@@ -99,7 +99,7 @@ macro_rules! on_region {
             return;
         }
         // SAFETY: as above.
-        unsafe { general(outcome, $handle, $ctc) }
+        unsafe { general($handle, $ctc, outcome) }
     }};
 }
 pub(crate) use on_region;
@@ -136,18 +136,12 @@ pub(crate) fn after_fast(
     outcome: crate::lifecycle::active::Outcome,
     second: impl FnOnce(u64) -> crate::lifecycle::active::Outcome,
 ) -> bool {
-    match outcome.counted_at() {
-        Some(time) => {
-            let again = second(time);
-            outcome.raise_signal();
-            again.raise_signal();
-            again.needs_general()
-        }
-        None => {
-            outcome.raise_signal();
-            outcome.needs_general()
-        }
-    }
+    let needs_general = match outcome.counted_at() {
+        Some(time) => second(time).needs_general(),
+        None => outcome.needs_general(),
+    };
+    crate::lifecycle::active::raise_pending_signal();
+    needs_general
 }
 
 #[inline(always)]

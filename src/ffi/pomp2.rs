@@ -26,10 +26,10 @@ macro_rules! on_wait {
         #[cold]
         #[inline(never)]
         unsafe extern "C" fn general(
-            outcome: Outcome,
             handle: *mut POMP2_Region_handle,
-            ctc: *const c_char,
             out: *mut POMP2_Task_handle,
+            ctc: *const c_char,
+            outcome: Outcome,
         ) {
             let second = |time| {
                 // SAFETY: the entry point's contract.
@@ -63,7 +63,7 @@ macro_rules! on_wait {
             }
         }
         // SAFETY: as above.
-        unsafe { general(outcome, $handle, $ctc, $out) }
+        unsafe { general($handle, $out, $ctc, outcome) }
     }};
     (exit $name:literal, $handle:expr, $old:expr, $region:expr => $general:path) => {{
         /// # Safety
@@ -71,9 +71,9 @@ macro_rules! on_wait {
         #[cold]
         #[inline(never)]
         unsafe extern "C" fn general(
-            outcome: Outcome,
             handle: *mut POMP2_Region_handle,
             old: POMP2_Task_handle,
+            outcome: Outcome,
         ) {
             // SAFETY: the entry point's contract.
             let second = |time| match unsafe { super::assigned(handle) } {
@@ -94,7 +94,7 @@ macro_rules! on_wait {
             return;
         }
         // SAFETY: as above.
-        unsafe { general(outcome, $handle, $old) }
+        unsafe { general($handle, $old, outcome) }
     }};
 }
 

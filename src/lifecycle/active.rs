@@ -109,73 +109,79 @@ const _: () = assert!(HOT_FAST & HOT_METRICS == 0);
 
 /// What a fast path did, for its entry point to finish with: nothing (`DONE`); or the general
 /// path still to take; or, for a location that records more than the trace (a profile, the
-/// size budget's counts), the second try at `time` (`counted_at`); and a signal that arrived
-/// during the call still to raise. The fast path itself calls nothing, so that it keeps its
-/// values in scratch registers; what needs a call happens after it.
+/// size budget's counts), the second try at `time` (`counted_at`). The fast path itself calls
+/// nothing, so that it keeps its values in scratch registers; what needs a call happens after
+/// it. A signal that arrived during the fast path is raised by the general path
+/// (`raise_pending_signal`), after the second try; a fast path that recorded takes the general
+/// path for that alone (`RAISE`).
+///
+/// One word, so that it travels in one register: 0, 1 and 2 are `DONE`, `GENERAL` and `RAISE`;
+/// any other value is the time of the second try (a TSC reading is never that small; one
+/// that were would take the general path instead).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C)]
-pub struct Outcome {
-    time: u64,
-    flags: u8,
-}
+#[repr(transparent)]
+pub struct Outcome(u64);
 
 impl Outcome {
     /// Recorded (or nothing to record), nothing left to do.
-    pub const DONE: Outcome = Outcome { time: 0, flags: 0 };
+    pub const DONE: Outcome = Outcome(0);
     /// Not recorded: the general path has to.
-    pub const GENERAL: Outcome = Outcome {
-        time: 0,
-        flags: Self::NEEDS_GENERAL,
-    };
-    const NEEDS_GENERAL: u8 = 1;
-    const SIGNAL: u8 = 2;
-    const COUNTED: u8 = 4;
+    pub const GENERAL: Outcome = Outcome(1);
+    /// Recorded, and a signal to raise (the general path raises it and records nothing).
+    const RAISE: Outcome = Outcome(2);
+    /// Values above this are times of a second try.
+    const LAST_CONSTANT: u64 = 2;
 
+    /// Not recorded by a location that is not plain: the second try, at `time`.
     #[inline(always)]
-    fn new(done: bool, signal: bool) -> Self {
-        Outcome {
-            time: 0,
-            flags: u8::from(!done) | if signal { Self::SIGNAL } else { 0 },
+    fn counted(time: u64) -> Self {
+        if time > Self::LAST_CONSTANT {
+            Outcome(time)
+        } else {
+            Self::GENERAL
         }
     }
     /// Whether nothing is left to do.
     #[inline(always)]
     pub fn is_done(self) -> bool {
-        self.flags == 0
+        self == Self::DONE
     }
     /// Whether the general path still has to record the call.
     #[inline(always)]
     pub fn needs_general(self) -> bool {
-        self.flags & Self::NEEDS_GENERAL != 0
+        self != Self::DONE && self != Self::RAISE
     }
     /// The time of the second try, for a location that is not plain.
     #[inline(always)]
     pub fn counted_at(self) -> Option<u64> {
-        (self.flags & Self::COUNTED != 0).then_some(self.time)
+        (self.0 > Self::LAST_CONSTANT).then_some(self.0)
     }
-    /// Raises the signal that arrived during the fast path, if one did (see `ThreadState`).
-    #[inline(always)]
-    pub fn raise_signal(self) {
-        if self.flags & Self::SIGNAL != 0 {
-            if let Some(thread) = thread::existing() {
-                thread.raise_pending_signal();
-            }
+}
+
+/// Raises the signal that arrived during a fast path that gave way to the general path, if
+/// one did (see `ThreadState::end_call`).
+#[inline(always)]
+pub fn raise_pending_signal() {
+    if let Some(thread) = thread::existing() {
+        if thread.pending_signal.load(Ordering::Relaxed) != 0 {
+            thread.raise_pending_signal();
         }
     }
 }
 
 impl Active {
-    /// Ends the call of a fast path (`done`: it recorded) without calling anything; the entry
-    /// point raises a pending signal from the outcome.
+    /// Ends the call of a fast path (`done`: it recorded) without calling anything (see
+    /// `Outcome` for a signal that arrived meanwhile).
     #[inline(always)]
     pub fn finish(self, done: bool) -> Outcome {
         let signal = self.thread.end_call_quietly();
         std::mem::forget(self);
-        // Branches rather than arithmetic: the common outcome is a constant on its own path.
-        match (done, signal) {
-            (true, false) => Outcome::DONE,
-            (false, false) => Outcome::GENERAL,
-            _ => Outcome::new(done, signal),
+        if !done {
+            Outcome::GENERAL
+        } else if signal {
+            Outcome::RAISE
+        } else {
+            Outcome::DONE
         }
     }
 
@@ -183,14 +189,10 @@ impl Active {
     /// again with the time it read, `time` (see `Outcome`).
     #[inline(always)]
     pub fn hand_to_counted(self, time: u64) -> Outcome {
-        let signal = self.thread.end_call_quietly();
+        self.thread.end_call_quietly();
         std::mem::forget(self);
-        Outcome {
-            time,
-            flags: Self::COUNTED_FLAGS | if signal { Outcome::SIGNAL } else { 0 },
-        }
+        Outcome::counted(time)
     }
-    const COUNTED_FLAGS: u8 = Outcome::COUNTED | Outcome::NEEDS_GENERAL;
 }
 
 /// `active(false)` for the common state only: the guard when the hot word is `HOT_FAST` and
@@ -212,7 +214,8 @@ pub fn active_fast() -> Result<Active, Outcome> {
             hot: HOT_FAST,
         });
     }
-    Err(Outcome::new(false, thread.end_call_quietly()))
+    thread.end_call_quietly();
+    Err(Outcome::GENERAL)
 }
 
 #[cold]

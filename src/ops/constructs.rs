@@ -173,8 +173,8 @@ fn fast_location() -> Result<(Active, &'static mut Location), Outcome> {
 fn fast_location_or_raise() -> Option<(Active, &'static mut Location)> {
     match fast_location() {
         Ok(found) => Some(found),
-        Err(outcome) => {
-            outcome.raise_signal();
+        Err(_) => {
+            crate::lifecycle::active::raise_pending_signal();
             None
         }
     }
@@ -236,13 +236,17 @@ fn step(
     counted: impl FnOnce(&mut Location, u64, u32) -> bool,
 ) -> Outcome {
     match counted_at {
-        None if loc.plain() => {
-            let done = fast(loc, a.now(), region);
-            a.finish(done)
-        }
         None => {
+            // A location that is not plain refuses every fast write, so it is asked about only
+            // after one failed.
             let time = a.now();
-            a.hand_to_counted(time)
+            if fast(loc, time, region) {
+                a.finish(true)
+            } else if loc.plain() {
+                a.finish(false)
+            } else {
+                a.hand_to_counted(time)
+            }
         }
         Some(time) => {
             let done = counted(loc, time, region);

@@ -17,6 +17,7 @@ use otf2::{
 use crate::metrics::synchronous::MAX_VALUES;
 use crate::output::facts::{THREAD_ID_ATTRIBUTE, THROTTLE_PARAMETER};
 use crate::record::budget::{Decision, Filled, LocationBudget, Tallies, Tally};
+use crate::record::open_regions::OpenRegions;
 use crate::record::profile::Profile;
 
 /// One OTF2 location: its event writer and the regions open on it.
@@ -29,7 +30,7 @@ pub struct Location {
     profile: Option<Profile>,
     /// Open regions, innermost last, so that the end of the measurement can close them and a
     /// stray Leave can never unbalance the stream.
-    open: Vec<u32>,
+    open: OpenRegions,
     /// The thread team this location currently works in (its Comm id).
     pub team: u32,
     /// The records of this location's last team begin and end, kept encoded.
@@ -37,9 +38,6 @@ pub struct Location {
     /// Visits and time of each region here, and which ones are no longer written, once the
     /// size budget comes in sight (see `budget.rs`).
     tallies: Tallies,
-    /// A fast Enter or Leave only writes its record: tracing, not profiling, the tallies not
-    /// counting. Kept by `refresh_plain` whenever one of those changes.
-    plain: bool,
     /// This location's part of the trace-size budget (touched when a chunk is full).
     budget: LocationBudget,
     /// What the location recorded, once its thread of control ended and its writer was
@@ -100,12 +98,12 @@ impl LocationCell {
         profile: Option<Profile>,
         team: u32,
     ) -> Self {
-        Self::with(number, name, writer, profile, team, Vec::with_capacity(64))
+        Self::with(number, name, writer, profile, team, 64)
     }
 
     /// A location that records nothing (stands in when a real one cannot be created).
     pub fn without_writer() -> Self {
-        Self::with(u32::MAX, String::new(), None, None, u32::MAX, Vec::new())
+        Self::with(u32::MAX, String::new(), None, None, u32::MAX, 0)
     }
 
     fn with(
@@ -114,24 +112,24 @@ impl LocationCell {
         writer: Option<EventWriter<BackgroundSink>>,
         profile: Option<Profile>,
         team: u32,
-        open: Vec<u32>,
+        open_capacity: usize,
     ) -> Self {
         let writes = writer.is_some();
-        let plain = writes && profile.is_none();
+        let mut location = Location {
+            number,
+            name,
+            writer,
+            profile,
+            open: OpenRegions::with_capacity(open_capacity),
+            team,
+            team_records: TeamRecords::default(),
+            tallies: Tallies::new(),
+            budget: LocationBudget::new(writes),
+            retired: None,
+        };
+        location.refresh_plain();
         Self {
-            location: UnsafeCell::new(Location {
-                plain,
-                number,
-                name,
-                writer,
-                profile,
-                open,
-                team,
-                team_records: TeamRecords::default(),
-                tallies: Tallies::new(),
-                budget: LocationBudget::new(writes),
-                retired: None,
-            }),
+            location: UnsafeCell::new(location),
             owner: AtomicU32::new(0),
         }
     }
@@ -219,21 +217,6 @@ fn leave_written_fast(
     true
 }
 
-/// Pushes `region` onto `open` without its growth call (which a plain `push` keeps in the
-/// fast paths).
-///
-/// # Safety
-/// `depth` is `open.len()`, and it is below `open.capacity()`.
-#[inline(always)]
-unsafe fn push_within_capacity(open: &mut Vec<u32>, depth: usize, region: u32) {
-    // SAFETY: the caller's contract: the slot at `depth` is allocated, and the stack grows by
-    // that one initialised element.
-    unsafe {
-        open.as_mut_ptr().add(depth).write(region);
-        open.set_len(depth + 1);
-    }
-}
-
 /// The ownership word of a retired location (no thread id is this).
 const RETIRED: u32 = u32::MAX;
 
@@ -251,7 +234,7 @@ impl Location {
     #[inline(always)]
     pub fn enter_with(&mut self, time: u64, region: u32, metrics: bool) {
         // Most Enters are the first record at their time, which the fast write takes.
-        if !metrics && self.plain && self.try_enter_fast(time, region) {
+        if !metrics && self.try_enter_fast(time, region) {
             return;
         }
         self.enter_region(time, region, metrics, false);
@@ -277,6 +260,7 @@ impl Location {
 
     /// The Enter of an explicit task's region at its begin: in the profile, the task runs in a
     /// tree of its own until this region is left (see `profile.rs`).
+    #[inline(always)]
     pub fn enter_task(&mut self, time: u64, region: u32, metrics: bool) {
         self.enter_region(time, region, metrics, true);
     }
@@ -286,6 +270,13 @@ impl Location {
     fn enter_region(&mut self, time: u64, region: u32, metrics: bool, task: bool) {
         if metrics {
             self.enter_with_metrics(time, region, task);
+            return;
+        }
+        if let (true, Some(w)) = (self.plain(), self.writer.as_mut()) {
+            // Tracing alone: no tallies, no profile.
+            w.enter(time, region);
+            self.open.push(region);
+            self.after_writing(time);
             return;
         }
         let write = self.tallies.enter(region, time);
@@ -347,45 +338,41 @@ impl Location {
         self.after_writing(time);
     }
 
-    /// `enter_with` without synchronous metrics, in the common case only: the location has
-    /// room for one more open region, the trace (if any) for the record in its chunk with
-    /// `time` later than its last, and the profile (if any) finds the region's node as its
-    /// parent's last child. False, with nothing changed, otherwise. Calls nothing.
-    ///
-    /// Only for a location that is `plain`: the others take `try_enter_counted` (the entry
-    /// point's second try, so that this one calls nothing and keeps to scratch registers).
+    /// `enter_with` without synchronous metrics, in the common case only: the location is
+    /// `plain`, has room for one more open region, and its trace has room for the record in its
+    /// chunk with `time` later than its last. False, with nothing changed, otherwise (a
+    /// location that is not plain takes `try_enter_counted`, the entry point's second try).
+    /// Calls nothing.
     #[inline(always)]
     pub fn try_enter_fast(&mut self, time: u64, region: u32) -> bool {
-        debug_assert!(self.plain);
-        // Tracing alone, the common case: the record, and the region pushed.
-        let depth = self.open.len();
-        if depth == self.open.capacity() {
+        // Tracing alone, the common case: the record, and the region pushed. A location that
+        // is not plain has no fast room.
+        let Some(depth) = self.open.fast_push_room() else {
             return false;
-        }
+        };
         let Some(w) = self.writer.as_mut() else {
             return false;
         };
         if !w.try_enter(time, region) {
             return false;
         }
-        // SAFETY: `depth` is the length, below the capacity (checked above).
-        unsafe { push_within_capacity(&mut self.open, depth, region) };
+        self.open.push_at(depth, region);
         true
     }
 
-    /// Whether the fast paths only write records (see the field).
+    /// Whether the fast paths only write records: tracing, not profiling, the tallies not
+    /// counting (kept by `refresh_plain` whenever one of those changes).
     #[inline(always)]
     pub fn plain(&self) -> bool {
-        self.plain
+        self.open.fast()
     }
 
     /// `try_enter_fast` for a location that is not `plain`: profiling or counting.
     #[inline(never)]
     pub fn try_enter_counted(&mut self, time: u64, region: u32) -> bool {
-        let depth = self.open.len();
-        if depth == self.open.capacity() {
+        let Some(depth) = self.open.push_room() else {
             return false;
-        }
+        };
         let Some(tally) = self.tallies.for_fast_path(region) else {
             return false;
         };
@@ -397,8 +384,7 @@ impl Location {
             if !enter_written_fast(w, tally, time, region) {
                 return false;
             }
-            // SAFETY: `depth` is the length, below the capacity (checked above).
-            unsafe { push_within_capacity(&mut self.open, depth, region) };
+            self.open.push_at(depth, region);
             return true;
         };
         let Some(node) = p.simple_enter(time, region) else {
@@ -419,31 +405,26 @@ impl Location {
             (None, None) => {}
         }
         p.enter_simple(time, node);
-        // SAFETY: as above.
-        unsafe { push_within_capacity(&mut self.open, depth, region) };
+        self.open.push_at(depth, region);
         true
     }
 
-    /// `leave_with` without synchronous metrics, in the common case only: `region` is the
-    /// innermost open one, the record fits as for `try_enter_fast`, and the profile's Leave is
-    /// a plain update (not the end of a task). Calls nothing.
-    /// Only for a location that is `plain` (as `try_enter_fast`).
+    /// `leave_with` without synchronous metrics, in the common case only: the location is
+    /// `plain`, `region` is the innermost open one, and the record fits as for
+    /// `try_enter_fast`. Calls nothing.
     #[inline(always)]
     pub fn try_leave_fast(&mut self, time: u64, region: u32) -> bool {
-        debug_assert!(self.plain);
         // Tracing alone (see `try_enter_fast`).
-        let depth = self.open.len();
-        if depth == 0 || self.open[depth - 1] != region {
+        let Some(below) = self.open.fast_pop_room(region) else {
             return false;
-        }
+        };
         let Some(w) = self.writer.as_mut() else {
             return false;
         };
         if !w.try_leave(time, region) {
             return false;
         }
-        // SAFETY: shortens the stack of plain `u32`s by one; it held `depth` > 0 of them.
-        unsafe { self.open.set_len(depth - 1) };
+        self.open.pop_to(below);
         true
     }
 
@@ -490,7 +471,8 @@ impl Location {
 
     /// Keeps `plain` (see its field) after the writer, the profile or the counting changed.
     fn refresh_plain(&mut self) {
-        self.plain = self.writer.is_some() && self.profile.is_none() && !self.tallies.counting();
+        let plain = self.writer.is_some() && self.profile.is_none() && !self.tallies.counting();
+        self.open.set_fast(plain);
     }
 
     /// The profile's Leave of the innermost open region, `region` (`values`: the synchronous
@@ -517,7 +499,7 @@ impl Location {
     #[inline(always)]
     pub fn leave_with(&mut self, time: u64, region: u32, metrics: bool) {
         // Most Leaves are the first record at their time, which the fast write takes.
-        if !metrics && self.plain && self.try_leave_fast(time, region) {
+        if !metrics && self.try_leave_fast(time, region) {
             return;
         }
         self.leave_written_or_not(time, region, metrics);
@@ -839,7 +821,7 @@ impl Location {
 
     /// Ends recording on this location and hands back its writer.
     pub fn take_writer(&mut self) -> Option<EventWriter<BackgroundSink>> {
-        self.plain = false;
+        self.open.set_fast(false);
         self.writer.take()
     }
 
@@ -896,7 +878,7 @@ impl Location {
     /// and name; only what recording needed is freed.
     pub fn retire(&mut self, time: u64) -> Option<EventWriter<BackgroundSink>> {
         self.close_open_regions(time);
-        self.open = Vec::new();
+        self.open.free();
         self.tallies.compact(self.budget.tallies_read());
         self.team_records = TeamRecords::default();
         self.take_writer()

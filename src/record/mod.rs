@@ -4,4 +4,5 @@
 
 pub(crate) mod budget;
 pub(crate) mod location;
+pub(crate) mod open_regions;
 pub(crate) mod profile;
