@@ -13,7 +13,7 @@ use super::types::{POMP2_Region_handle, POMP2_Task_handle};
 use super::{ffi_boundary, on_construct, on_region, put, slot, with_construct, NO_CTC};
 use crate::lifecycle::active::Outcome;
 use crate::ops::constructs as m;
-use crate::output::registry::Construct;
+use crate::output::registry::{Construct, FastRegion};
 
 /// The body of a wait-type entry point (barrier, implicit barrier, taskwait) with the fast
 /// path of `on_region!`: `enter` passes the encountering task out through `$out`, `exit` takes
@@ -99,13 +99,13 @@ macro_rules! on_wait {
 }
 
 /// The outer region of a barrier or taskwait.
-fn outer(c: &Construct) -> u32 {
-    c.outer
+fn outer(c: &Construct) -> &FastRegion {
+    &c.fast.outer
 }
 
 /// The implicit barrier's region of a construct.
-fn implicit_barrier(c: &Construct) -> u32 {
-    c.implicit_barrier
+fn implicit_barrier(c: &Construct) -> &FastRegion {
+    &c.fast.implicit_barrier
 }
 
 /// The encountering thread, before the team exists.

@@ -18,9 +18,9 @@ use crate::model::team;
 use crate::model::thread::{self, ThreadState};
 use crate::model::tree;
 use crate::output::registry::REGISTRY;
-use crate::output::registry::{Construct, NO_REGION};
+use crate::output::registry::{Construct, FastRegion, NO_REGION};
 use crate::record::location::Location;
-use otf2::Paradigm;
+use otf2::{EncodedU32, Paradigm};
 
 /// The construct behind a handle, assigning it from `ctc` when the handle is still empty.
 /// Calls that carry no CTC string get None for an empty handle (their entering call ran while
@@ -230,17 +230,19 @@ fn leave_general(region: u32) {
 fn step(
     a: Active,
     loc: &mut Location,
-    region: u32,
+    region: &FastRegion,
     counted_at: Option<u64>,
-    fast: impl FnOnce(&mut Location, u64, u32) -> bool,
+    fast: impl FnOnce(&mut Location, u64, u32, EncodedU32) -> bool,
     counted: impl FnOnce(&mut Location, u64, u32) -> bool,
 ) -> Outcome {
+    let (wire, region) = (&region.wire, region.id);
     match counted_at {
         None => {
             // A location that is not plain refuses every fast write, so it is asked about only
-            // after one failed.
+            // after one failed. The wire form is read only here, after the clock: one value
+            // fewer to keep in a register until then.
             let time = a.now();
-            if fast(loc, time, region) {
+            if fast(loc, time, region, *wire) {
                 a.finish(true)
             } else if loc.plain() {
                 a.finish(false)
@@ -257,26 +259,36 @@ fn step(
 
 /// The Enter of `region` on the fast path's location (see `step`).
 #[inline(always)]
-fn enter_step(a: Active, loc: &mut Location, region: u32, counted_at: Option<u64>) -> Outcome {
+fn enter_step(
+    a: Active,
+    loc: &mut Location,
+    region: &FastRegion,
+    counted_at: Option<u64>,
+) -> Outcome {
     step(
         a,
         loc,
         region,
         counted_at,
-        Location::try_enter_fast,
+        Location::try_enter_fast_encoded,
         Location::try_enter_counted,
     )
 }
 
 /// The Leave of `region` on the fast path's location (see `step`).
 #[inline(always)]
-fn leave_step(a: Active, loc: &mut Location, region: u32, counted_at: Option<u64>) -> Outcome {
+fn leave_step(
+    a: Active,
+    loc: &mut Location,
+    region: &FastRegion,
+    counted_at: Option<u64>,
+) -> Outcome {
     step(
         a,
         loc,
         region,
         counted_at,
-        Location::try_leave_fast,
+        Location::try_leave_fast_encoded,
         Location::try_leave_counted,
     )
 }
@@ -287,8 +299,8 @@ fn leave_step(a: Active, loc: &mut Location, region: u32, counted_at: Option<u64
 /// the first try read for the second, which the entry point makes when the outcome asks
 /// (`Outcome::counted_at`).
 #[inline(always)]
-fn try_enter(region: u32, counted_at: Option<u64>) -> Outcome {
-    if region == NO_REGION {
+fn try_enter(region: &FastRegion, counted_at: Option<u64>) -> Outcome {
+    if region.id == NO_REGION {
         return Outcome::DONE;
     }
     match fast_location() {
@@ -299,8 +311,8 @@ fn try_enter(region: u32, counted_at: Option<u64>) -> Outcome {
 
 /// The Leave of `region` in the common case only (as `try_enter`).
 #[inline(always)]
-fn try_leave(region: u32, counted_at: Option<u64>) -> Outcome {
-    if region == NO_REGION {
+fn try_leave(region: &FastRegion, counted_at: Option<u64>) -> Outcome {
+    if region.id == NO_REGION {
         return Outcome::DONE;
     }
     match fast_location() {
@@ -443,25 +455,25 @@ pub fn leave_outer(c: &Construct) {
 /// `enter_outer` in the common case only (see `try_enter`).
 #[inline(always)]
 pub fn try_enter_outer(c: &Construct, counted_at: Option<u64>) -> Outcome {
-    try_enter(c.outer, counted_at)
+    try_enter(&c.fast.outer, counted_at)
 }
 
 /// `leave_outer` in the common case only (see `try_enter`).
 #[inline(always)]
 pub fn try_leave_outer(c: &Construct, counted_at: Option<u64>) -> Outcome {
-    try_leave(c.outer, counted_at)
+    try_leave(&c.fast.outer, counted_at)
 }
 
 /// `enter_inner` in the common case only (see `try_enter`).
 #[inline(always)]
 pub fn try_enter_inner(c: &Construct, counted_at: Option<u64>) -> Outcome {
-    try_enter(c.inner, counted_at)
+    try_enter(&c.fast.inner, counted_at)
 }
 
 /// `leave_inner` in the common case only (see `try_enter`).
 #[inline(always)]
 pub fn try_leave_inner(c: &Construct, counted_at: Option<u64>) -> Outcome {
-    try_leave(c.inner, counted_at)
+    try_leave(&c.fast.inner, counted_at)
 }
 
 /// Enter of a construct's inner region (section, single/ordered block, master).
@@ -498,8 +510,9 @@ pub fn critical_begin(c: &Construct) {
                 w.thread_acquire_lock(t, Paradigm::OPENMP, lock.id, order);
             }
         }
-        if c.inner != NO_REGION {
-            loc.enter_after_record(t, c.inner);
+        let inner = &c.fast.inner;
+        if inner.id != NO_REGION {
+            loc.enter_after_record(t, inner.id, inner.wire, false);
         }
     }
 }
@@ -544,8 +557,8 @@ pub fn wait_enter(region: u32) -> i64 {
 /// path (`wait_enter`). Calls nothing.
 /// `counted_at` as for `try_enter`.
 #[inline(always)]
-pub fn try_wait_enter(region: u32, counted_at: Option<u64>) -> (Outcome, i64) {
-    if region == NO_REGION {
+pub fn try_wait_enter(region: &FastRegion, counted_at: Option<u64>) -> (Outcome, i64) {
+    if region.id == NO_REGION {
         return (Outcome::GENERAL, 0);
     }
     match fast_location() {
@@ -564,8 +577,8 @@ pub fn try_wait_enter(region: u32, counted_at: Option<u64>) -> (Outcome, i64) {
 /// asks for `wait_exit`. Calls nothing.
 /// `counted_at` as for `try_enter`.
 #[inline(always)]
-pub fn try_wait_exit(region: u32, old: i64, counted_at: Option<u64>) -> Outcome {
-    if region == NO_REGION {
+pub fn try_wait_exit(region: &FastRegion, old: i64, counted_at: Option<u64>) -> Outcome {
+    if region.id == NO_REGION {
         return Outcome::GENERAL;
     }
     match fast_location() {
@@ -663,8 +676,9 @@ pub fn task_begin(c: &Construct, task: i64) {
         if let Some(w) = loc.writer() {
             w.thread_task_switch(t, team, creator, generation);
         }
-        if c.inner != NO_REGION {
-            loc.enter_task(t, c.inner, crate::metrics::synchronous::synchronous());
+        let inner = &c.fast.inner;
+        if inner.id != NO_REGION {
+            loc.enter_after_record(t, inner.id, inner.wire, true);
         }
     });
 }

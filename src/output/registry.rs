@@ -15,7 +15,7 @@ use crate::base::signal_safe_mutex::SignalSafeMutex;
 use crate::ctc::{self, RegionInfo, RegionType};
 use crate::filter::Filter;
 use crate::output::journal;
-use otf2::{Paradigm, RegionRole};
+use otf2::{EncodedU32, Paradigm, RegionRole};
 
 /// No region of this kind for the construct.
 pub const NO_REGION: u32 = u32::MAX;
@@ -43,6 +43,60 @@ pub struct Construct {
     /// (instrumented with `opari2 --omp-tpd`), as its first worker to begin found out:
     /// `TPD_UNKNOWN`, `TPD_COPIED`, `TPD_NOT_COPIED`.
     pub copies_tpd: AtomicU8,
+    /// `outer`, `inner` and `implicit_barrier` with their wire forms, for the fast paths'
+    /// writes (set once, from the final ids, before the construct is published).
+    pub fast: FastRegions,
+}
+
+/// A region id with its wire form, as the fast paths take it: their writes store the encoded
+/// region (see `otf2::EncodedU32`) instead of encoding it.
+#[derive(Clone, Copy)]
+pub struct FastRegion {
+    pub id: u32,
+    pub wire: EncodedU32,
+}
+
+impl FastRegion {
+    fn new(id: u32) -> Self {
+        FastRegion {
+            id,
+            wire: EncodedU32::new(id),
+        }
+    }
+}
+
+/// A construct's regions that have fast paths.
+pub struct FastRegions {
+    pub outer: FastRegion,
+    pub inner: FastRegion,
+    pub implicit_barrier: FastRegion,
+}
+
+impl FastRegions {
+    const UNSET: FastRegions = FastRegions {
+        outer: FastRegion {
+            id: NO_REGION,
+            wire: EncodedU32::ZERO,
+        },
+        inner: FastRegion {
+            id: NO_REGION,
+            wire: EncodedU32::ZERO,
+        },
+        implicit_barrier: FastRegion {
+            id: NO_REGION,
+            wire: EncodedU32::ZERO,
+        },
+    };
+}
+
+impl Construct {
+    fn set_fast_regions(&mut self) {
+        self.fast = FastRegions {
+            outer: FastRegion::new(self.outer),
+            inner: FastRegion::new(self.inner),
+            implicit_barrier: FastRegion::new(self.implicit_barrier),
+        };
+    }
 }
 
 pub const TPD_UNKNOWN: u8 = 0;
@@ -199,6 +253,7 @@ impl Registry {
                     critical: None,
                     filtered: false,
                     copies_tpd: AtomicU8::new(TPD_UNKNOWN),
+                    fast: FastRegions::UNSET,
                 }
             }
         };
@@ -215,6 +270,8 @@ impl Registry {
             }
             format!("malformed CTC string \"{quoted}\": {}", messages.join("; "))
         });
+        let mut construct = construct;
+        construct.set_fast_regions();
         (Box::leak(Box::new(construct)), message)
     }
 
@@ -238,6 +295,7 @@ impl Registry {
             critical: None,
             filtered: false,
             copies_tpd: AtomicU8::new(TPD_UNKNOWN),
+            fast: FastRegions::UNSET,
         };
         let outer_lines = if combined { (s2, e1) } else { (s1, e2) };
         let outer = |reg: &mut Self, word: &str, role| {

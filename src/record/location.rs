@@ -11,7 +11,8 @@ use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use otf2::{
-    AttributeList, BackgroundSink, Event, EventWriter, Paradigm, PreparedRecords, TypedValue,
+    AttributeList, BackgroundSink, EncodedU32, Event, EventWriter, Paradigm, PreparedRecords,
+    TypedValue,
 };
 
 use crate::metrics::synchronous::MAX_VALUES;
@@ -240,43 +241,61 @@ impl Location {
         self.enter_region(time, region, metrics, false);
     }
 
-    /// `enter` right after a record of its own at the same `time` (a lock's acquisition), which
-    /// the fast write refuses: straight to the general write.
+    /// `enter` right after a record of its own at the same `time` (an acquisition, a task
+    /// switch), which the fast write refuses, of a region with its wire form
+    /// (`Construct::fast`): a plain location writes the Enter without encoding it, others take
+    /// the general write. `task`: the region is an explicit task's, entered at its begin (in the
+    /// profile, the task runs in a tree of its own until this region is left, see
+    /// `profile.rs`).
     #[inline(always)]
-    pub fn enter_after_record(&mut self, time: u64, region: u32) {
-        self.enter_region(
-            time,
-            region,
-            crate::metrics::synchronous::synchronous(),
-            false,
-        );
+    pub fn enter_after_record(&mut self, time: u64, region: u32, wire: EncodedU32, task: bool) {
+        let metrics = crate::metrics::synchronous::synchronous();
+        if !metrics {
+            if let (Some(depth), Some(w)) = (self.open.fast_push_room(), self.writer.as_mut()) {
+                if w.try_enter_encoded_at_last_time(time, wire) {
+                    self.open.push_at(depth, region);
+                    return;
+                }
+            }
+        }
+        self.enter_region(time, region, metrics, task);
     }
 
     /// `leave` after a record at the same `time` (as `enter_after_record`).
     #[inline(always)]
     pub fn leave_after_record(&mut self, time: u64, region: u32) {
-        self.leave_written_or_not(time, region, crate::metrics::synchronous::synchronous());
+        let metrics = crate::metrics::synchronous::synchronous();
+        if !metrics {
+            if let (Some(below), Some(w)) = (self.open.fast_pop_room(region), self.writer.as_mut())
+            {
+                // Plain (tracing alone: no tallies, no profile), and the innermost region.
+                w.leave(time, region);
+                let filled = w.chunks_filled() != self.budget.chunks_seen;
+                self.open.pop_to(below);
+                if filled {
+                    self.chunk_filled(time);
+                }
+                return;
+            }
+        }
+        self.leave_written_or_not(time, region, metrics);
     }
 
-    /// The Enter of an explicit task's region at its begin: in the profile, the task runs in a
-    /// tree of its own until this region is left (see `profile.rs`).
-    #[inline(always)]
-    pub fn enter_task(&mut self, time: u64, region: u32, metrics: bool) {
-        self.enter_region(time, region, metrics, true);
-    }
-
-    /// `enter_with` (`task` false) and `enter_task` (true); `task` is a constant at each call.
+    /// `enter_with` and `enter_after_record`; `task` is a constant at each call.
     #[inline(always)]
     fn enter_region(&mut self, time: u64, region: u32, metrics: bool, task: bool) {
         if metrics {
             self.enter_with_metrics(time, region, task);
             return;
         }
-        if let (true, Some(w)) = (self.plain(), self.writer.as_mut()) {
-            // Tracing alone: no tallies, no profile.
+        if let (Some(depth), Some(w)) = (self.open.fast_push_room(), self.writer.as_mut()) {
+            // Plain (tracing alone: no tallies, no profile), with room on the stack.
             w.enter(time, region);
-            self.open.push(region);
-            self.after_writing(time);
+            let filled = w.chunks_filled() != self.budget.chunks_seen;
+            self.open.push_at(depth, region);
+            if filled {
+                self.chunk_filled(time);
+            }
             return;
         }
         let write = self.tallies.enter(region, time);
@@ -313,7 +332,7 @@ impl Location {
     }
 
     /// `enter_with` with the synchronous metrics read once for the trace and the profile;
-    /// `task`: the region is a task's (its begin, see `enter_task`).
+    /// `task`: the region is a task's (its begin, see `enter_after_record`).
     #[cold]
     #[inline(never)]
     fn enter_with_metrics(&mut self, time: u64, region: u32, task: bool) {
@@ -345,6 +364,21 @@ impl Location {
     /// Calls nothing.
     #[inline(always)]
     pub fn try_enter_fast(&mut self, time: u64, region: u32) -> bool {
+        self.try_enter_fast_with(region, |w| w.try_enter(time, region))
+    }
+
+    /// `try_enter_fast` with the region's wire form encoded before (`Construct::wires`).
+    #[inline(always)]
+    pub fn try_enter_fast_encoded(&mut self, time: u64, region: u32, wire: EncodedU32) -> bool {
+        self.try_enter_fast_with(region, |w| w.try_enter_encoded(time, wire))
+    }
+
+    #[inline(always)]
+    fn try_enter_fast_with(
+        &mut self,
+        region: u32,
+        write: impl FnOnce(&mut EventWriter<BackgroundSink>) -> bool,
+    ) -> bool {
         // Tracing alone, the common case: the record, and the region pushed. A location that
         // is not plain has no fast room.
         let Some(depth) = self.open.fast_push_room() else {
@@ -353,7 +387,7 @@ impl Location {
         let Some(w) = self.writer.as_mut() else {
             return false;
         };
-        if !w.try_enter(time, region) {
+        if !write(w) {
             return false;
         }
         self.open.push_at(depth, region);
@@ -414,6 +448,21 @@ impl Location {
     /// `try_enter_fast`. Calls nothing.
     #[inline(always)]
     pub fn try_leave_fast(&mut self, time: u64, region: u32) -> bool {
+        self.try_leave_fast_with(region, |w| w.try_leave(time, region))
+    }
+
+    /// `try_leave_fast` with the region's wire form encoded before (`Construct::wires`).
+    #[inline(always)]
+    pub fn try_leave_fast_encoded(&mut self, time: u64, region: u32, wire: EncodedU32) -> bool {
+        self.try_leave_fast_with(region, |w| w.try_leave_encoded(time, wire))
+    }
+
+    #[inline(always)]
+    fn try_leave_fast_with(
+        &mut self,
+        region: u32,
+        write: impl FnOnce(&mut EventWriter<BackgroundSink>) -> bool,
+    ) -> bool {
         // Tracing alone (see `try_enter_fast`).
         let Some(below) = self.open.fast_pop_room(region) else {
             return false;
@@ -421,7 +470,7 @@ impl Location {
         let Some(w) = self.writer.as_mut() else {
             return false;
         };
-        if !w.try_leave(time, region) {
+        if !write(w) {
             return false;
         }
         self.open.pop_to(below);

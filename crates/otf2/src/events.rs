@@ -23,6 +23,39 @@ const REGION_EVENT_BOUND: usize = TIMESTAMP_BOUND + 1 + 5;
 /// Room for an Enter/Leave record itself (id + compressed u32).
 const U32_SINGLETON_BOUND: usize = REGION_EVENT_BOUND - TIMESTAMP_BOUND;
 
+/// Room the fast writes of an encoded Enter/Leave check for: timestamp + id + the encoded
+/// value stored as one 8-byte word (of which at most 5 bytes are the value's).
+const ENCODED_REGION_EVENT_ROOM: usize = TIMESTAMP_BOUND + 1 + 8;
+
+/// A u32 value in the wire form of an Enter or Leave record's value (OTF2's compressed
+/// integer), encoded once, so that a fast write stores it as one word
+/// ([`EventWriter::try_enter_encoded`]). The bytes are those `Enter`/`Leave` of the value
+/// write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EncodedU32 {
+    /// The encoded bytes, little-endian, zero past them.
+    word: u64,
+    /// The bytes an Enter or Leave of the value takes with its TIMESTAMP record.
+    event_len: u8,
+}
+
+impl EncodedU32 {
+    /// The value 0.
+    pub const ZERO: EncodedU32 = EncodedU32 {
+        word: 0,
+        event_len: (TIMESTAMP_BOUND + 2) as u8,
+    };
+
+    pub fn new(value: u32) -> Self {
+        let mut bytes = [0u8; 8];
+        let len = put_cu32_at(&mut bytes, value);
+        EncodedU32 {
+            word: u64::from_le_bytes(bytes),
+            event_len: (TIMESTAMP_BOUND + 1 + len) as u8,
+        }
+    }
+}
+
 /// Bytes an Enter or a Leave of `region` takes in an event chunk, with the TIMESTAMP record
 /// before it (every event that comes later than its predecessor has one): what a visit of the
 /// region costs a trace is twice this.
@@ -437,6 +470,57 @@ impl<S: ChunkSink> TimedChunks<S> {
         true
     }
 
+    /// `try_write_u32_singleton` with the value encoded before (`EncodedU32`): the same bytes,
+    /// stored as two words.
+    #[inline(always)]
+    pub fn try_write_encoded_singleton(&mut self, time: u64, id: u8, value: EncodedU32) -> bool {
+        let pos = self.pos;
+        if pos + ENCODED_REGION_EVENT_ROOM >= self.chunk.len() || time <= self.last_time {
+            return false;
+        }
+        self.last_time = time;
+        self.chunk_has_timestamp = true;
+        // SAFETY: `pos + ENCODED_REGION_EVENT_ROOM < len`, checked above.
+        let room = unsafe {
+            self.chunk
+                .get_unchecked_mut(pos..pos + ENCODED_REGION_EVENT_ROOM)
+        };
+        room[0] = TIMESTAMP;
+        room[1..TIMESTAMP_BOUND].copy_from_slice(&time.to_le_bytes());
+        room[TIMESTAMP_BOUND] = id;
+        // The word's bytes past the value are room the chunk's next record or its END_OF_CHUNK
+        // padding overwrites.
+        room[TIMESTAMP_BOUND + 1..].copy_from_slice(&value.word.to_le_bytes());
+        self.commit(pos, usize::from(value.event_len));
+        true
+    }
+
+    /// `try_write_encoded_singleton` for a record at the time of the record before it, in
+    /// the same chunk (the second record of a call that writes several at one time): no
+    /// TIMESTAMP record of its own, as `write_u32_singleton` would write it.
+    #[inline(always)]
+    pub fn try_write_encoded_singleton_at_last_time(
+        &mut self,
+        time: u64,
+        id: u8,
+        value: EncodedU32,
+    ) -> bool {
+        let pos = self.pos;
+        if pos + ENCODED_REGION_EVENT_ROOM >= self.chunk.len()
+            || time != self.last_time
+            || time == 0
+            || !self.chunk_has_timestamp
+        {
+            return false;
+        }
+        // SAFETY: `pos + ENCODED_REGION_EVENT_ROOM < len`, checked above.
+        let room = unsafe { self.chunk.get_unchecked_mut(pos..pos + 9) };
+        room[0] = id;
+        room[1..].copy_from_slice(&value.word.to_le_bytes());
+        self.commit(pos, usize::from(value.event_len) - TIMESTAMP_BOUND);
+        true
+    }
+
     /// One record with a short, fixed payload written by `encode` into `out` (at least
     /// `PAYLOAD_BOUND` bytes) returning the bytes used. `PAYLOAD_BOUND` must be < 255.
     #[inline(always)]
@@ -651,6 +735,28 @@ impl<S: ChunkSink> EventWriter<S> {
             .try_write_u32_singleton(time, event_id::LEAVE, region)
     }
 
+    /// `try_enter` of a region encoded before (see `EncodedU32`).
+    #[inline(always)]
+    pub fn try_enter_encoded(&mut self, time: u64, region: EncodedU32) -> bool {
+        self.chunks
+            .try_write_encoded_singleton(time, event_id::ENTER, region)
+    }
+
+    /// `try_enter_encoded` at the time of the record before it (see
+    /// `TimedChunks::try_write_encoded_singleton_at_last_time`).
+    #[inline(always)]
+    pub fn try_enter_encoded_at_last_time(&mut self, time: u64, region: EncodedU32) -> bool {
+        self.chunks
+            .try_write_encoded_singleton_at_last_time(time, event_id::ENTER, region)
+    }
+
+    /// `try_leave` of a region encoded before (see `EncodedU32`).
+    #[inline(always)]
+    pub fn try_leave_encoded(&mut self, time: u64, region: EncodedU32) -> bool {
+        self.chunks
+            .try_write_encoded_singleton(time, event_id::LEAVE, region)
+    }
+
     #[inline(always)]
     pub fn leave(&mut self, time: u64, region: u32) {
         self.chunks
@@ -859,6 +965,68 @@ mod tests {
         let (fast, generic) = (run(true), run(false));
         assert!(fast.len() > 3 * 4096, "the test must cross chunk breaks");
         assert_eq!(fast, generic);
+    }
+
+    /// The fast writes of encoded regions give the bytes, chunk breaks and event counts of
+    /// `enter`/`leave`, for values of every compressed length, at every offset near a chunk's
+    /// end, and refuse a time that is not later than the last one.
+    #[test]
+    fn encoded_region_writes_match_enter_and_leave() {
+        let values = [
+            0u32,
+            1,
+            127,
+            128,
+            255,
+            256,
+            70_000,
+            1 << 24,
+            u32::MAX - 1,
+            u32::MAX,
+        ];
+        let run = |encoded: bool| {
+            let mut w = EventWriter::new(4096, VecSink::default());
+            let (mut fast, mut refused) = (0, 0);
+            for i in 0..6000u64 {
+                let region = values[i as usize % values.len()];
+                // Every 13th at the time of the one before: the fast write refuses it.
+                let time = if i % 13 == 0 { i / 2 * 2 } else { i + 1 };
+                let enter = i % 2 == 0;
+                let done = encoded && {
+                    let value = EncodedU32::new(region);
+                    if enter {
+                        w.try_enter_encoded(time, value)
+                            || w.try_enter_encoded_at_last_time(time, value)
+                    } else {
+                        w.try_leave_encoded(time, value)
+                    }
+                };
+                if done {
+                    fast += 1;
+                } else if enter {
+                    refused += 1;
+                    w.enter(time, region);
+                } else {
+                    refused += 1;
+                    w.leave(time, region);
+                }
+            }
+            let (sink, result) = w.finish();
+            result.unwrap();
+            (sink.bytes, fast, refused)
+        };
+        assert_eq!(EncodedU32::ZERO, EncodedU32::new(0));
+        let (encoded, fast, refused) = run(true);
+        let (plain, _, _) = run(false);
+        assert!(
+            encoded.len() > 10 * 4096,
+            "the test must cross chunk breaks"
+        );
+        assert!(
+            fast > 5000 && refused > 200,
+            "{fast} fast, {refused} refused"
+        );
+        assert_eq!(encoded, plain);
     }
 
     /// Prepared records give the bytes, chunk breaks and event counts of the same records

@@ -33,7 +33,9 @@ pub use chunk_buffer::ChunkBuffer;
 pub use chunk_file::ChunkFile;
 pub use defs::{GlobalDefWriter, LocalDefWriter};
 pub use directory::{Directory, Existing};
-pub use events::{region_event_bytes, EventWriter, PreparedRecords, SnapWriter, TimedChunks};
+pub use events::{
+    region_event_bytes, EncodedU32, EventWriter, PreparedRecords, SnapWriter, TimedChunks,
+};
 pub use reader::{ArchiveReader, EventRecord, ReadError, SnapshotRecord};
 pub use records::{Event, GlobalDef, LocalDef, Record, SnapRecord};
 pub use types::*;
