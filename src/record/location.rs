@@ -367,7 +367,7 @@ impl Location {
         self.try_enter_fast_with(region, |w| w.try_enter(time, region))
     }
 
-    /// `try_enter_fast` with the region's wire form encoded before (`Construct::wires`).
+    /// `try_enter_fast` with the region's wire form encoded before (`Construct::fast`).
     #[inline(always)]
     pub fn try_enter_fast_encoded(&mut self, time: u64, region: u32, wire: EncodedU32) -> bool {
         self.try_enter_fast_with(region, |w| w.try_enter_encoded(time, wire))
@@ -451,7 +451,7 @@ impl Location {
         self.try_leave_fast_with(region, |w| w.try_leave(time, region))
     }
 
-    /// `try_leave_fast` with the region's wire form encoded before (`Construct::wires`).
+    /// `try_leave_fast` with the region's wire form encoded before (`Construct::fast`).
     #[inline(always)]
     pub fn try_leave_fast_encoded(&mut self, time: u64, region: u32, wire: EncodedU32) -> bool {
         self.try_leave_fast_with(region, |w| w.try_leave_encoded(time, wire))
