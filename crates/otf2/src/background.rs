@@ -1378,14 +1378,19 @@ mod tests {
             "both chunks were written"
         );
         // Both came back from the writer thread (and any buffer the preparing thread had
-        // finished by then).
+        // finished by then). They may be one buffer: the writer thread can write the first
+        // chunk and hand its buffer back before the sink asks for its next one.
         let buffers = first.into_buffers();
-        let back: Vec<usize> = buffers.iter().map(|b| b.as_ptr() as usize).collect();
+        let mut back: Vec<usize> = buffers.iter().map(|b| b.as_ptr() as usize).collect();
         assert!(
             used.iter().all(|u| back.contains(u)),
             "{used:?} in {back:?}"
         );
         writer.give_back(buffers);
+        // One more, so that two are spare whatever came back.
+        let extra = ChunkBuffer::from(vec![0u8; 4096].into_boxed_slice());
+        back.push(extra.as_ptr() as usize);
+        writer.give_back(vec![extra]);
 
         assert!(
             writer.spare_buffer(8192).is_none(),
@@ -1393,7 +1398,8 @@ mod tests {
         );
         let taken = writer.spare_buffer(4096).expect("a spare buffer");
         assert!(back.contains(&(taken.as_ptr() as usize)));
-        // A new sink continues in one instead of new memory.
+        // A new sink continues in one instead of new memory: the other spare, or the one it
+        // just wrote if the writer thread handed that back first.
         let mut second = writer.sink(
             ChunkFile::create(&dir.join("b.evt")).unwrap(),
             4096,
