@@ -785,14 +785,8 @@ impl Location {
         metrics: bool,
     ) {
         if !metrics && self.team_records.begin_key == (tid, team, region) {
-            let plain_room = self.open.fast_push_room();
             if let Some(w) = self.writer.as_mut() {
                 if w.write_prepared(time, &self.team_records.begin) {
-                    if let Some(depth) = plain_room {
-                        // Plain: nothing counts, no profile.
-                        self.open.push_at(depth, region);
-                        return;
-                    }
                     // Never stopped by the budget: its events carry the team's structure.
                     self.tallies.count_enter(region, time);
                     if let Some(p) = self.profile.as_mut() {
@@ -845,14 +839,8 @@ impl Location {
             && self.team_records.end_key == (region, team)
             && self.open.last() == Some(&region)
         {
-            let plain_below = self.open.fast_pop_room(region);
             if let Some(w) = self.writer.as_mut() {
                 if w.write_prepared(time, &self.team_records.end) {
-                    if let Some(below) = plain_below {
-                        // Plain: nothing counts, no profile.
-                        self.open.pop_to(below);
-                        return;
-                    }
                     self.tallies.count_leave(region, time);
                     self.open.pop();
                     self.profile_leave(time, region, &[]);
