@@ -29,7 +29,11 @@ pub struct CriticalLock {
     pub holder_order: AtomicU32,
 }
 
-/// What an assigned handle points at. Immutable and never freed.
+/// What an assigned handle points at. Immutable and never freed. Read by every thread on every
+/// event, so it has cache lines of its own: a neighbour in the heap that some thread writes (a
+/// critical section's lock, allocated just before its construct) would otherwise take the
+/// line from all the others.
+#[repr(align(64))]
 pub struct Construct {
     pub parallel: u32,
     pub outer: u32,
