@@ -270,11 +270,8 @@ impl Location {
             {
                 // Plain (tracing alone: no tallies, no profile), and the innermost region.
                 w.leave(time, region);
-                let filled = w.chunks_filled() != self.budget.chunks_seen;
                 self.open.pop_to(below);
-                if filled {
-                    self.chunk_filled(time);
-                }
+                self.after_writing(time);
                 return;
             }
         }
@@ -291,11 +288,8 @@ impl Location {
         if let (Some(depth), Some(w)) = (self.open.fast_push_room(), self.writer.as_mut()) {
             // Plain (tracing alone: no tallies, no profile), with room on the stack.
             w.enter(time, region);
-            let filled = w.chunks_filled() != self.budget.chunks_seen;
             self.open.push_at(depth, region);
-            if filled {
-                self.chunk_filled(time);
-            }
+            self.after_writing(time);
             return;
         }
         let write = self.tallies.enter(region, time);
