@@ -80,6 +80,13 @@
 //! (about 9 minutes on 2 idle cores; `--quick`: 20 repetitions instead of 100, about 2 minutes).
 //! `--load N` runs N busy processes (pinned to nothing) for the whole measurement: the figures
 //! of a node whose cores are all taken.
+//! `--against LIBDIR` compares with another build's library (a `target/release` of an older
+//! commit): each round also runs the recording build against it (`LD_LIBRARY_PATH`), next to
+//! this build's recording and on alternating sides, and a last table gives per construct this
+//! build's on − the other's, the median over the rounds per event ± its robust standard error,
+//! with the line `this library − the --against library, largest difference = D ± E ns/event
+//! (construct)`. Paired by round, the comparison leaves out most of what a shared VM's changes
+//! of speed put between two separate runs.
 
 #[path = "common/library_dir.rs"]
 mod library_dir;
@@ -99,7 +106,7 @@ use otf2::{ArchiveReader, ChunkFile, GlobalDef};
 
 const USAGE: &str = "usage: syncbench [--quick] [--threads 1,2,4] [--outer N] \
      [--constructs barrier,parallel] [--traces-in-memory] [--warm-up MS] \
-     [--floor-clock tsc|counter] [--load N]";
+     [--floor-clock tsc|counter] [--load N] [--against LIBDIR]";
 
 /// The constructs whose instances the team shares (each thread runs a part of them): their
 /// events are counted over all locations. Every thread executes each instance of the others,
@@ -141,13 +148,26 @@ enum Config {
     /// and off between repetitions) or `--floor` (recording off, the construct and its floor
     /// variant).
     Paired,
+    /// The instrumented build, recording, against another build's library (`--against`).
+    Against,
 }
 
-const CONFIGS: [Config; 4] = [Config::Plain, Config::Off, Config::On, Config::FloorLibrary];
+const CONFIGS: [Config; 5] = [
+    Config::Plain,
+    Config::Off,
+    Config::On,
+    Config::FloorLibrary,
+    Config::Against,
+];
 /// Indices into `CONFIGS`.
 const OFF: usize = 1;
 const ON: usize = 2;
 const FLOOR_LIBRARY: usize = 3;
+const AGAINST: usize = 4;
+
+/// One figure of each configuration per round (indexed like `CONFIGS`; `AGAINST` stays empty
+/// without `--against`).
+type PerConfig = [Vec<f64>; 5];
 
 /// One `construct=` line of the C program.
 struct Measured {
@@ -180,6 +200,8 @@ struct Bench<'a> {
     instrumented: &'a Path,
     /// The directory of the floor library's `libpomptrace.so`.
     floor_library: &'a Path,
+    /// `--against`: the directory of another build's `libpomptrace.so`.
+    against: Option<&'a Path>,
     traces: &'a Path,
 }
 
@@ -200,6 +222,8 @@ impl Bench<'_> {
         if config == Config::FloorLibrary {
             // Searched before the program's runpath: the floor library stands in for ours.
             cmd.env("LD_LIBRARY_PATH", self.floor_library);
+        } else if let (Config::Against, Some(dir)) = (config, self.against) {
+            cmd.env("LD_LIBRARY_PATH", dir);
         } else {
             // cargo run's LD_LIBRARY_PATH may name an older copy in target/<profile>: the
             // program must load the library it was linked with (its runpath).
@@ -211,6 +235,10 @@ impl Bench<'_> {
             }
             Config::On => {
                 cmd.env("POMPTRACE_VERBOSE", "2");
+            }
+            // Another build may word its closing line differently: none is read from it.
+            Config::Against => {
+                cmd.env("POMPTRACE_VERBOSE", "0");
             }
             Config::Plain | Config::FloorLibrary | Config::Paired => {}
         }
@@ -463,9 +491,9 @@ struct Row {
     construct: String,
     threads: usize,
     /// Per configuration (indexed like `CONFIGS`), each round's mean over its repetitions, µs.
-    round_means: [Vec<f64>; 4],
+    round_means: PerConfig,
     /// The same, each round's fastest repetition.
-    round_bests: [Vec<f64>; 4],
+    round_bests: PerConfig,
     /// Each round's `--paired` run: mean on − off per pair, µs per construct.
     round_paired: Vec<f64>,
     /// Constructs with a floor variant: each round's `--floor` run, mean floor variant −
@@ -509,6 +537,7 @@ fn main() {
     let mut traces_in_memory = false;
     let mut warm_up: Option<f64> = Some(DEFAULT_WARM_UP_MS);
     let mut floor_clock = FloorClock::Tsc;
+    let mut against: Option<PathBuf> = None;
     let mut all_args: Vec<String> = std::env::args().skip(1).collect();
     let busy = load::take_load_option(&mut all_args);
     let mut args = all_args.into_iter();
@@ -551,6 +580,13 @@ fn main() {
                     )),
                 };
             }
+            "--against" => {
+                let dir = PathBuf::from(args.next().unwrap_or_else(|| usage("")));
+                if !dir.join("libpomptrace.so").is_file() {
+                    usage(&format!("no libpomptrace.so in `{}`", dir.display()));
+                }
+                against = Some(dir);
+            }
             "--constructs" => {
                 let list = args.next().unwrap_or_else(|| usage(""));
                 only = Some(list.split(',').map(|c| c.trim().to_string()).collect());
@@ -575,6 +611,7 @@ fn main() {
         plain: &builds.plain,
         instrumented: &builds.instrumented,
         floor_library: &floor_library,
+        against: against.as_deref(),
         traces: &scratch.traces,
     };
     let mut constructs = constructs(&builds.plain);
@@ -655,12 +692,14 @@ fn main() {
             for row in &mut rows[first..] {
                 // Alternate which of off and on (and off and the floor library) runs first, so
                 // that a drift within a round does not always favour the same side.
-                let order: [usize; 4] = if round % 2 == 0 {
-                    [0, OFF, ON, FLOOR_LIBRARY]
-                } else {
-                    [0, FLOOR_LIBRARY, ON, OFF]
+                // The other build's recording runs next to this one's, on alternating sides.
+                let order: &[usize] = match (round % 2 == 0, bench.against.is_some()) {
+                    (true, false) => &[0, OFF, ON, FLOOR_LIBRARY],
+                    (false, false) => &[0, FLOOR_LIBRARY, ON, OFF],
+                    (true, true) => &[0, OFF, ON, AGAINST, FLOOR_LIBRARY],
+                    (false, true) => &[0, FLOOR_LIBRARY, AGAINST, ON, OFF],
                 };
-                for slot in order {
+                for &slot in order {
                     let config = CONFIGS[slot];
                     let inner_count = inner.get(&row.construct).copied();
                     let args = timed_args(&row.construct, per_round, delay, inner_count, warm_up);
@@ -720,6 +759,9 @@ fn main() {
     print_table(&rows);
     print_floor_table(&rows);
     print_floor_library_table(&rows, floor_clock);
+    if let Some(dir) = &against {
+        print_against_table(&rows, dir);
+    }
     for &n in &threads {
         if let Some((ratio, row)) = worst(&rows, n, ns_per_event) {
             let noise = if is_noise(row) { "~" } else { "" };
@@ -795,6 +837,14 @@ fn main() {
             println!(
                 "syncbench {n} threads: worst paired ns/event ÷ the fresh-memory floor = \
                  {ratio:.2} ({})",
+                row.construct
+            );
+        }
+        if let Some((difference, row)) = highest(&rows, n, |r| this_minus_against(r).0) {
+            let (_, error) = this_minus_against(row);
+            println!(
+                "syncbench {n} threads: this library − the --against library, largest \
+                 difference = {difference:+.2} ± {error:.2} ns/event ({})",
                 row.construct
             );
         }
@@ -880,12 +930,12 @@ fn added(row: &Row) -> (f64, f64) {
 }
 
 /// Per round, on − off of one figure of each configuration (indexed like `CONFIGS`).
-fn on_minus_off(per_config: &[Vec<f64>; 4]) -> Vec<f64> {
+fn on_minus_off(per_config: &PerConfig) -> Vec<f64> {
     difference(per_config, ON, OFF)
 }
 
 /// Per round, configuration `a` − configuration `b` of one figure (slots of `CONFIGS`).
-fn difference(per_config: &[Vec<f64>; 4], a: usize, b: usize) -> Vec<f64> {
+fn difference(per_config: &PerConfig, a: usize, b: usize) -> Vec<f64> {
     per_config[a]
         .iter()
         .zip(&per_config[b])
@@ -1224,4 +1274,43 @@ fn print_table(rows: &[Row]) {
              5% (single at several threads: the team's mean, (6 + 4 × (threads − 1)) / threads)."
         );
     }
+}
+
+/// `--against`: this build's recording − the other build's, per event, ns: the median over the
+/// rounds of their difference and its robust standard error (NaN without `--against`).
+fn this_minus_against(row: &Row) -> (f64, f64) {
+    if row.round_means[AGAINST].is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let (median, error) = median_with_error(&difference(&row.round_means, ON, AGAINST));
+    (median * 1e3 / row.events, error * 1e3 / row.events)
+}
+
+fn print_against_table(rows: &[Row], against: &Path) {
+    println!();
+    println!("| construct | threads | against ns/event | this ns/event | this − against ns/event | ± ns |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for row in rows {
+        let other = median(&difference(&row.round_means, AGAINST, OFF)) * 1e3 / row.events;
+        let (difference, error) = this_minus_against(row);
+        let noise = if within_noise((difference, error)) {
+            "~"
+        } else {
+            ""
+        };
+        println!(
+            "| {} | {} | {other:.1} | {:.1} | {difference:+.2}{noise} | {error:.2} |",
+            row.construct,
+            row.threads,
+            ns_per_event(row),
+        );
+    }
+    println!();
+    println!(
+        "against: the same instrumented binary recording with the library in {} (LD_LIBRARY_PATH \
+         before its runpath), run next to this build's recording in every round, on alternating \
+         sides: its on − off per event, and this build's on − the other's, the median over the \
+         rounds ± its robust standard error, per event (~: within two standard errors of zero).",
+        against.display()
+    );
 }
