@@ -61,6 +61,12 @@ pub struct FastRegion {
 }
 
 impl FastRegion {
+    /// No region (stands in until `Construct::set_fast_regions`).
+    const UNSET: FastRegion = FastRegion {
+        id: NO_REGION,
+        wire: EncodedU32::ZERO,
+    };
+
     fn new(id: u32) -> Self {
         FastRegion {
             id,
@@ -78,18 +84,9 @@ pub struct FastRegions {
 
 impl FastRegions {
     const UNSET: FastRegions = FastRegions {
-        outer: FastRegion {
-            id: NO_REGION,
-            wire: EncodedU32::ZERO,
-        },
-        inner: FastRegion {
-            id: NO_REGION,
-            wire: EncodedU32::ZERO,
-        },
-        implicit_barrier: FastRegion {
-            id: NO_REGION,
-            wire: EncodedU32::ZERO,
-        },
+        outer: FastRegion::UNSET,
+        inner: FastRegion::UNSET,
+        implicit_barrier: FastRegion::UNSET,
     };
 }
 

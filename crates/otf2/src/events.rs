@@ -23,9 +23,11 @@ const REGION_EVENT_BOUND: usize = TIMESTAMP_BOUND + 1 + 5;
 /// Room for an Enter/Leave record itself (id + compressed u32).
 const U32_SINGLETON_BOUND: usize = REGION_EVENT_BOUND - TIMESTAMP_BOUND;
 
-/// Room the fast writes of an encoded Enter/Leave check for: timestamp + id + the encoded
-/// value stored as one 8-byte word (of which at most 5 bytes are the value's).
-const ENCODED_REGION_EVENT_ROOM: usize = TIMESTAMP_BOUND + 1 + 8;
+/// Room an encoded Enter/Leave record takes while it is written: id + the encoded value stored
+/// as one 8-byte word (of which at most 5 bytes are the value's).
+const ENCODED_RECORD_ROOM: usize = 1 + 8;
+/// Room the fast writes of an encoded Enter/Leave check for: timestamp + the record's room.
+const ENCODED_REGION_EVENT_ROOM: usize = TIMESTAMP_BOUND + ENCODED_RECORD_ROOM;
 
 /// A u32 value in the wire form of an Enter or Leave record's value (OTF2's compressed
 /// integer), encoded once, so that a fast write stores it as one word
@@ -384,13 +386,20 @@ impl<S: ChunkSink> TimedChunks<S> {
             self.last_time = time;
             self.chunk_has_timestamp = true;
             Some(time)
-        } else if time == self.last_time && time != 0 && self.chunk_has_timestamp {
+        } else if self.holds_last_timestamp(time) {
             // The second event of a call that writes several at one time (a team begin and
             // the Enter of its region): the chunk's last TIMESTAMP holds.
             None
         } else {
             self.stamp_not_later(time)
         }
+    }
+
+    /// Whether an event at `time` needs no TIMESTAMP record of its own: `time` is the last
+    /// one (not 0), and this chunk already has a TIMESTAMP record.
+    #[inline(always)]
+    fn holds_last_timestamp(&self, time: u64) -> bool {
+        time == self.last_time && time != 0 && self.chunk_has_timestamp
     }
 
     /// `stamp` for a time not after the last one: the first event of a chunk at the last
@@ -506,15 +515,12 @@ impl<S: ChunkSink> TimedChunks<S> {
         value: EncodedU32,
     ) -> bool {
         let pos = self.pos;
-        if pos + ENCODED_REGION_EVENT_ROOM >= self.chunk.len()
-            || time != self.last_time
-            || time == 0
-            || !self.chunk_has_timestamp
-        {
+        if pos + ENCODED_REGION_EVENT_ROOM >= self.chunk.len() || !self.holds_last_timestamp(time) {
             return false;
         }
-        // SAFETY: `pos + ENCODED_REGION_EVENT_ROOM < len`, checked above.
-        let room = unsafe { self.chunk.get_unchecked_mut(pos..pos + 9) };
+        // SAFETY: `pos + ENCODED_REGION_EVENT_ROOM < len`, checked above, and
+        // `ENCODED_RECORD_ROOM` is less.
+        let room = unsafe { self.chunk.get_unchecked_mut(pos..pos + ENCODED_RECORD_ROOM) };
         room[0] = id;
         room[1..].copy_from_slice(&value.word.to_le_bytes());
         self.commit(pos, usize::from(value.event_len) - TIMESTAMP_BOUND);
