@@ -84,7 +84,9 @@ variables! {
          cache costs half the CPU time that faulting in fresh memory costs, and nothing is lost \
          if the process is killed (SIGKILL, OOM, time limit: see pomptrace recover). Elsewhere \
          chunks are kept: on tmpfs writing costs as much as fresh memory, and on a network or \
-         parallel file system the page cache writes back many at once";
+         parallel file system the page cache writes back many at once. A kept chunk is fresh \
+         memory that its recording thread faults in itself: where a core is idle, 0 costs about \
+         2 ns per event less (docs/benchmarks.md)";
     Run WRITER = "POMPTRACE_WRITER", default "auto",
         "who writes a full event chunk that goes to disk while the program runs: thread (the \
          thread that filled it, at once), background (a writer thread, started with the first \
