@@ -133,10 +133,11 @@ void pomptrace_call_init_regions(void)
  * thread stores its node of the thread tree in it, so each member of the team finds its parent
  * there at its team begin (src/model/team.rs). Read and written by the Rust side through the
  * interposable name `pomp_tpd_`: a Fortran program defines its own (a TLS common), which then
- * takes the place of this one.
+ * takes the place of this one. On a cache line of its own: every member of a team reads the
+ * forking thread's value, so a write to anything beside it would cost each of them a miss.
  */
-__thread long long pomp_tpd_ __attribute__((aligned(16))) = 0;
-extern __thread long long pomp_tpd __attribute__((alias("pomp_tpd_"), aligned(16)));
+__thread long long pomp_tpd_ __attribute__((aligned(64))) = 0;
+extern __thread long long pomp_tpd __attribute__((alias("pomp_tpd_"), aligned(64)));
 long long* pomptrace_pomp_tpd_slot(void) { return &pomp_tpd_; }
 
 /*
