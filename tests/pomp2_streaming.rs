@@ -208,7 +208,7 @@ fn verbose_2_reports_the_cpu_time_of_the_writer_threads() {
 }
 
 #[test]
-fn chunks_stream_out_as_they_fill_where_the_disk_takes_them_directly_and_stay_in_memory_else() {
+fn chunks_stream_out_as_they_fill_on_any_file_system_and_stay_in_memory_when_asked() {
     use std::io::{BufRead, BufReader};
     use std::process::Stdio;
     let scratch = Scratch::new("streaming-direct");
@@ -216,12 +216,19 @@ fn chunks_stream_out_as_they_fill_where_the_disk_takes_them_directly_and_stay_in
     let exe = Build::c(&scratch.path).executable(&[source], "stream_many");
     let shm = std::path::Path::new("/dev/shm")
         .join(format!("pomptrace-streaming-direct-{}", std::process::id()));
-    // (experiment directory, written directly: the scratch directory is on the disk)
-    for (experiment, direct) in [(scratch.join("disk"), true), (shm.clone(), false)] {
+    // (experiment directory, POMPTRACE_KEEP_IN_MEMORY): the scratch directory is on a disk that
+    // takes direct writes, /dev/shm on tmpfs; by default chunks stream on both.
+    let runs = [
+        (scratch.join("disk"), None),
+        (shm.join("default"), None),
+        (shm.join("kept"), Some("64M")),
+    ];
+    for (experiment, keep) in runs {
         let gate = scratch.join("gate");
         let _ = std::fs::remove_file(&gate);
         // 2 × 200 000 events per thread, about 2.4 MB: nine 256 KiB chunks each.
-        let mut child = program(&exe)
+        let mut command = program(&exe);
+        command
             .arg("200000")
             .env("OMP_NUM_THREADS", "2")
             .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)
@@ -229,18 +236,21 @@ fn chunks_stream_out_as_they_fill_where_the_disk_takes_them_directly_and_stay_in
             .env_remove("POMPTRACE_KEEP_IN_MEMORY")
             .env("STREAM_MANY_GATE", &gate)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+            .stderr(Stdio::null());
+        if let Some(keep) = keep {
+            command.env("POMPTRACE_KEEP_IN_MEMORY", keep);
+        }
+        let mut child = command.spawn().unwrap();
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         assert_eq!(lines.next().unwrap().unwrap(), "waiting");
         // The recording is done and the process still runs: what is on disk was written
         // while it ran (the writer thread may still be at the last chunks).
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while direct && event_bytes(&experiment) < 8 * 256 * 1024 {
+        while keep.is_none() && event_bytes(&experiment) < 8 * 256 * 1024 {
             assert!(
                 std::time::Instant::now() < deadline,
-                "{} bytes written while running",
+                "{}: {} bytes written while running",
+                experiment.display(),
                 event_bytes(&experiment)
             );
             std::thread::sleep(std::time::Duration::from_millis(5));
@@ -250,8 +260,12 @@ fn chunks_stream_out_as_they_fill_where_the_disk_takes_them_directly_and_stay_in
         assert!(child.wait().unwrap().success());
         let after = event_bytes(&experiment);
         let record = std::fs::read_to_string(experiment.join("pomptrace.cfg")).unwrap();
-        if direct {
-            assert!(during >= 8 * 256 * 1024, "{during}");
+        if keep.is_none() {
+            assert!(
+                during >= 8 * 256 * 1024,
+                "{}: {during}",
+                experiment.display()
+            );
             assert!(record.contains("POMPTRACE_KEEP_IN_MEMORY=0\n"), "{record}");
         } else {
             assert_eq!(

@@ -74,19 +74,16 @@ variables! {
         default "a 32nd of the memory (at least the buffer size per core)",
         "event memory all threads of the process hold together beyond two chunks each; a thread \
          that needs more writes what it kept and from then on every chunk as it fills";
-    Run KEEP_IN_MEMORY = "POMPTRACE_KEEP_IN_MEMORY",
-        default "0 on a local disk (one that takes direct writes), else the buffer size",
+    Run KEEP_IN_MEMORY = "POMPTRACE_KEEP_IN_MEMORY", default "0",
         "a thread's first full event chunks, up to this many bytes (at most the buffer less one \
          chunk), stay in memory until the end of the run and are written then by the thread that \
          ends it; past that, all of them and every later chunk are written as they fill (see \
-         POMPTRACE_WRITER). 0 writes every full chunk at once and fills its buffer again: on a \
-         local disk file system (ext4, xfs, btrfs, f2fs, zfs) writing a chunk through the page \
-         cache costs half the CPU time that faulting in fresh memory costs, and nothing is lost \
-         if the process is killed (SIGKILL, OOM, time limit: see pomptrace recover). Elsewhere \
-         chunks are kept: on tmpfs writing costs as much as fresh memory, and on a network or \
-         parallel file system the page cache writes back many at once. A kept chunk is fresh \
-         memory that its recording thread faults in itself: where a core is idle, 0 costs about \
-         2 ns per event less (docs/benchmarks.md)";
+         POMPTRACE_WRITER). 0 writes every full chunk as it fills and fills its buffer again: \
+         writing a chunk costs at most what faulting in a fresh buffer costs (half of it through \
+         a local disk's page cache, as much on tmpfs), the program nothing where a core is idle \
+         for the writer thread, and nothing is lost if the process is killed (SIGKILL, OOM, time \
+         limit: see pomptrace recover). A kept chunk is fresh memory that its recording thread \
+         faults in itself: up to 2 ns per event more on tmpfs (docs/benchmarks.md)";
     Run WRITER = "POMPTRACE_WRITER", default "auto",
         "who writes a full event chunk that goes to disk while the program runs: thread (the \
          thread that filled it, at once), background (a writer thread, started with the first \
@@ -221,8 +218,7 @@ pub struct Config {
     pub buffer_size: usize,
     /// `POMPTRACE_KEEP_IN_MEMORY`: a location's first full event chunks, up to this many bytes
     /// (at most the buffer less one chunk), stay in memory until the end of the run; past that
-    /// they are written in the background as they fill. Default: none where the experiment's
-    /// file system takes direct writes, else the whole buffer (`chunks_kept_in_memory`).
+    /// they are written as they fill. Default: none (`chunks_kept_in_memory`).
     pub keep_in_memory: Option<usize>,
     /// `POMPTRACE_TOTAL_BUFFER_SIZE`: event memory of all locations together beyond two chunks
     /// each (default [`memory_for_all_threads`] on this machine).
@@ -644,9 +640,8 @@ impl Config {
     }
 
     /// The `pomptrace.cfg` file of an experiment directory: the run-time variables as this
-    /// measurement used them, one `NAME=value` line each (as Score-P's `scorep.cfg`); `direct`:
-    /// the directory takes event chunks directly (`chunks_kept_in_memory`).
-    pub fn record_text(&self, experiment_dir: &Path, direct: bool) -> String {
+    /// measurement used them, one `NAME=value` line each (as Score-P's `scorep.cfg`).
+    pub fn record_text(&self, experiment_dir: &Path) -> String {
         let mut text = format!(
             "# pomptrace {}: the configuration this experiment was recorded with\n",
             env!("CARGO_PKG_VERSION")
@@ -665,8 +660,7 @@ impl Config {
                     usize::MAX => String::new(),
                     bytes => bytes.to_string(),
                 },
-                n if n == KEEP_IN_MEMORY.name => (self.chunks_kept_in_memory(direct)
-                    * self.chunk_size)
+                n if n == KEEP_IN_MEMORY.name => (self.chunks_kept_in_memory() * self.chunk_size)
                     .min(self.buffer_size.saturating_sub(self.chunk_size))
                     .to_string(),
                 n if n == WRITER.name => self.writer.name().to_string(),
@@ -743,13 +737,14 @@ impl Config {
         })
     }
 
-    /// Full chunks per location kept from the writer thread (the sink caps it). By default
-    /// none where the file takes chunks directly (`direct`): writing one there costs the writer
-    /// a sixth of what faulting in a fresh buffer costs the recording thread, and its buffer
-    /// comes back to be filled again; elsewhere the whole buffer.
-    pub fn chunks_kept_in_memory(&self, direct: bool) -> usize {
-        let default = if direct { 0 } else { self.buffer_size };
-        self.keep_in_memory.unwrap_or(default) / self.chunk_size
+    /// Full chunks per location kept from the writer (the sink caps it). By default none: a
+    /// kept chunk is a fresh buffer that the recording thread faults in itself (no thread runs
+    /// beside a run that keeps its chunks), while a chunk written as it fills gives its buffer
+    /// back to be filled again, and its write costs at most what the fault would (on tmpfs as
+    /// much, through a local disk's page cache half, with O_DIRECT a sixth), on an idle core
+    /// where the writer thread has one (`chunk_memory_bench`; syncbench in `/dev/shm`).
+    pub fn chunks_kept_in_memory(&self) -> usize {
+        self.keep_in_memory.unwrap_or(0) / self.chunk_size
     }
 }
 
@@ -808,7 +803,14 @@ mod tests {
             clock: ClockChoice::Monotonic,
             ..Config::default()
         };
-        let text = c.record_text(Path::new("/exp"), false);
+        assert!(c
+            .record_text(Path::new("/exp"))
+            .contains("\nPOMPTRACE_KEEP_IN_MEMORY=0\n"));
+        let c = Config {
+            keep_in_memory: Some(64 << 20),
+            ..c
+        };
+        let text = c.record_text(Path::new("/exp"));
         assert!(text.starts_with("# pomptrace "));
         let lines: Vec<&str> = text.lines().skip(1).collect();
         assert_eq!(

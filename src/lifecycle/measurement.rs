@@ -133,8 +133,7 @@ impl Measurement {
         if config.snapshots() && !config.tracing {
             warn("snapshots are part of the trace, and POMPTRACE_ENABLE_TRACING=0: no snapshots");
         }
-        let direct = otf2::ChunkFile::directory_takes_direct_writes(archive.directory());
-        let mut record = config.record_text(&experiment_dir, direct);
+        let mut record = config.record_text(&experiment_dir);
         // What names a profile's root when the trace lost the program's begin (a run killed
         // before its first chunk reached the disk).
         let program: String = command_line()[0]
@@ -252,10 +251,9 @@ impl Measurement {
                 })?;
             // Waits for a free chunk show in the trace as BufferFlush events.
             writer.sink_mut().set_stall_clock(clock::now);
-            let direct = writer.sink_mut().writes_directly();
             writer
                 .sink_mut()
-                .keep_in_memory(self.config.chunks_kept_in_memory(direct));
+                .keep_in_memory(self.config.chunks_kept_in_memory());
             Some(writer)
         } else {
             None
