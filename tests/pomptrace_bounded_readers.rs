@@ -14,7 +14,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use support::archives::{one_region_archive, Names};
-use support::pomp2::{event_files, instrument, pomptrace_command, program, Build, View};
+use support::pomp2::{event_file_sizes, instrument, pomptrace_command, program, Build, View};
 use support::Scratch;
 
 /// What a command that ran to its end did, and what it cost.
@@ -253,11 +253,8 @@ fn recover_reads_a_long_journal_as_it_goes_and_refuses_fifos() {
     assert_eq!(lines.next().unwrap().unwrap(), "waiting");
     let deadline = Instant::now() + Duration::from_secs(60);
     let whole_chunks = || {
-        let files = event_files(&experiment);
-        files.len() == 2
-            && files
-                .iter()
-                .all(|(_, p)| std::fs::metadata(p).unwrap().len() >= 4 * CHUNK)
+        let sizes = event_file_sizes(&experiment);
+        sizes.len() == 2 && sizes.iter().all(|&bytes| bytes >= 4 * CHUNK)
     };
     while !whole_chunks() {
         assert!(Instant::now() < deadline, "no chunks written");

@@ -559,15 +559,13 @@ fn a_killed_profiled_run_gets_its_profile_back_from_its_recovered_trace() {
     // Killed once 2 MiB are on the disk and each thread's first chunk is among them: a thread
     // descheduled meanwhile on a loaded machine would otherwise leave nothing of its own, not
     // even the program's begin, and the kill would not be the one this test is about.
-    let each_thread_wrote = |dir: &std::path::Path| {
-        let files = support::pomp2::event_files(dir);
-        files.len() == 2
-            && files
-                .iter()
-                .all(|(_, p)| std::fs::metadata(p).map_or(0, |m| m.len()) >= 256 << 10)
+    let ready = |sizes: &[u64]| {
+        sizes.iter().sum::<u64>() >= 2 << 20
+            && sizes.len() == 2
+            && sizes.iter().all(|&bytes| bytes >= 256 << 10)
     };
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    while support::pomp2::event_bytes(&dir) < 2 << 20 || !each_thread_wrote(&dir) {
+    while !ready(&support::pomp2::event_file_sizes(&dir)) {
         assert!(
             child.try_wait().unwrap().is_none(),
             "the run ended before it was killed"

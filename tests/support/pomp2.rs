@@ -88,10 +88,15 @@ pub fn event_files(experiment: &Path) -> Vec<(u64, PathBuf)> {
 
 /// Bytes in an experiment directory's event files so far.
 pub fn event_bytes(experiment: &Path) -> u64 {
+    event_file_sizes(experiment).iter().sum()
+}
+
+/// The sizes of an experiment directory's event files so far, one per file.
+pub fn event_file_sizes(experiment: &Path) -> Vec<u64> {
     event_files(experiment)
         .iter()
         .map(|(_, p)| std::fs::metadata(p).map_or(0, |m| m.len()))
-        .sum()
+        .collect()
 }
 
 /// A command that runs `exe`, a program linked against the library under test. cargo test
