@@ -17,8 +17,8 @@
 //! Those loops write past the default event memory per thread, so chunks stream out while they
 //! record (written by the recording threads or the writer thread, as `POMPTRACE_WRITER` says:
 //! by default the writer thread where a core is idle): to the temp directory's file system, as
-//! a user's traces go (on a local disk every chunk streams out as it fills and its buffer is
-//! filled again), or with `--traces-in-memory` to `/dev/shm`. The last lines, `hotpath threads so in memory: T at once = ...` (and
+//! a user's traces go (every chunk streams out as it fills and its buffer is filled again), or
+//! with `--traces-in-memory` to `/dev/shm`. The last lines, `hotpath threads so in memory: T at once = ...` (and
 //! `a`), time the same loops with fewer pairs, each thread count in a process of its own, so
 //! that every thread keeps its events in memory: the case the default event memory is for.
 //!
@@ -200,8 +200,8 @@ fn in_memory_pairs() -> u64 {
 
 /// The threads-at-once loop on `threads` threads in a process of its own (`--at-once`: every
 /// location starts fresh), keeping the minimum of each figure in `best`. Every full chunk is
-/// kept in memory until the end (`POMPTRACE_KEEP_IN_MEMORY` set to the buffer: on a file
-/// system that takes direct writes, the default would stream them).
+/// kept in memory until the end (`POMPTRACE_KEEP_IN_MEMORY` set to the buffer: by default they
+/// would stream).
 fn run_at_once(
     exe: &Path,
     pairs: u64,
@@ -545,8 +545,8 @@ fn main() {
         }
     }
     // The same loops within the default event memory, each thread count in a process of its
-    // own: what recording costs while nothing is written (the loops above write past it, so
-    // chunks stream out while they record; on a local disk they would from the first chunk).
+    // own: what recording costs while nothing is written (by default, and in the loops above,
+    // chunks stream out as they fill).
     let memory_pairs = in_memory_pairs();
     let mut in_memory: Vec<Vec<(usize, f64, f64)>> = variants.iter().map(|_| Vec::new()).collect();
     for _round in 0..IN_MEMORY_RUNS {
@@ -565,9 +565,11 @@ fn main() {
         if otf2::Directory::open(&scratch.traces)
             .is_ok_and(|d| otf2::ChunkFile::directory_takes_direct_writes(&d))
         {
-            "a local disk: chunks stream out as they fill and their buffers are filled again"
+            "a local disk: chunks stream out as they fill, written directly, and their buffers \
+             are filled again"
         } else {
-            "past the memory kept, chunks are copied into the page cache"
+            "chunks stream out as they fill, through the page cache, and their buffers are \
+             filled again"
         }
     );
     for (variant, best) in variants.iter().zip(&best) {

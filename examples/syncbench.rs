@@ -649,9 +649,9 @@ fn main() {
         "syncbench: traces go to {} ({})",
         scratch.traces.display(),
         if direct {
-            "a local disk: chunks stream out as they fill"
+            "a local disk: chunks stream out as they fill, written directly"
         } else {
-            "kept in memory until the end of each run"
+            "chunks stream out as they fill, through the page cache"
         }
     );
     match warm_up {

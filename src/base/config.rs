@@ -312,11 +312,11 @@ const PROFILE_NODES_RANGE: std::ops::RangeInclusive<usize> = 16..=(16 << 20);
 /// Event memory may take this fraction of the usable memory: per thread by default (over the
 /// cores), and for all threads together.
 const MEMORY_SHARE: u64 = 32;
-/// Most event memory a location gets by default. Within it a run's events stay in memory until
-/// the end, so the writer thread takes no core from a program that uses all of them: on the
-/// 2-core development VM, syncbench's lock, critical and ordered rows at 2 threads (12.6-17 MB
-/// per thread) cost 10-44, 27 and 15 ns per construct less with 64 MiB than with 8 MiB (paired
-/// rounds), the same at 1 thread, where the writer has a core to itself.
+/// Most event memory a location gets by default: its pool of chunk buffers, and what a run that
+/// keeps its chunks (`POMPTRACE_KEEP_IN_MEMORY`) holds until the end. When chunks were kept by
+/// default, on the 2-core development VM syncbench's lock, critical and ordered rows at 2
+/// threads (12.6-17 MB per thread) cost 10-44, 27 and 15 ns per construct less with 64 MiB than
+/// with 8 MiB (paired rounds), the same at 1 thread, where the writer has a core to itself.
 const DEFAULT_BUFFER_MAX: usize = 64 << 20;
 /// The least: what the buffer always was, a burst of about 700 000 events per thread.
 const DEFAULT_BUFFER_MIN: usize = 8 << 20;
