@@ -25,7 +25,10 @@ syncbench.o`, then link both objects with `-lpomptrace -lm`. A program instrumen
 `--omp-tpd` needs a library that has `pomp_tpd`. A `gomp/` directory beside the libraries, if
 present, is put after them in `LD_LIBRARY_PATH` (the OpenMP runtime the programs were linked
 against, for a machine that lacks it). Traces go to a temp directory and are deleted after each
-run. Writes `rounds.jsonl` (every round's times) and `table.txt` into `--out`.
+run. Writes `rounds.jsonl` (every round's times) and `table.txt` into `--out`; the table
+opens with what decides how chunks are written (the cores, the system's load, the traces' file
+system) and, per configuration and thread count, who wrote them in one run of `parallel`
+(`POMPTRACE_VERBOSE=2`).
 """
 import argparse
 import json
@@ -78,15 +81,19 @@ class Runner:
         env["POMPTRACE_VERBOSE"] = "0"
         return env
 
-    def time(self, config, construct, threads, inner, warm_up_ms=30):
-        """The program's us= for one run (None, with its output shown, if it failed)."""
+    def run(self, config, construct, threads, inner, warm_up_ms=30, extra=None):
         program, library, settings = self.configs[config]
         shutil.rmtree(self.traces, ignore_errors=True)
         os.makedirs(self.traces)
-        run = subprocess.run(
+        return subprocess.run(
             [os.path.join(self.directory, program), "--only", construct, "--inner", str(inner),
              "--outer", str(OUTER), "--delay", "10", "--warm-up", str(warm_up_ms)],
-            env=self.env(library, settings, threads), capture_output=True, text=True, timeout=300)
+            env={**self.env(library, settings, threads), **(extra or {})},
+            capture_output=True, text=True, timeout=300)
+
+    def time(self, config, construct, threads, inner, warm_up_ms=30):
+        """The program's us= for one run (None, with its output shown, if it failed)."""
+        run = self.run(config, construct, threads, inner, warm_up_ms)
         found = re.search(r" us=([\d.]+) events=", run.stdout)
         if not found:
             print(f"{config} {construct} {threads} threads failed ({run.returncode}):\n"
@@ -94,12 +101,60 @@ class Runner:
             return None
         return float(found.group(1))
 
+    def writer_census(self, config, construct, threads, inner):
+        """Who wrote the chunks in one run of `config`: its POMPTRACE_VERBOSE=2 cost line's
+        helper threads (the writer thread and the buffer preparer: 0 where each recording
+        thread writes its own chunks, or where every chunk stayed in memory) and the times
+        recording threads stopped to write a chunk or wait for a buffer."""
+        run = self.run(config, construct, threads, inner, extra={"POMPTRACE_VERBOSE": "2"})
+        helpers = re.search(r"(\d+) helper threads started", run.stderr)
+        waits = re.search(r"threads waited (\d+) times for a free buffer or to write a chunk "
+                          r"\(([\d.]+) ms\)", run.stderr)
+        if not helpers or not waits:
+            return "no cost line (a build before POMPTRACE_VERBOSE=2's)"
+        return (f"{helpers.group(1)} helper threads, recording threads stopped "
+                f"{waits.group(1)} times ({waits.group(2)} ms)")
+
     def constructs(self):
         program, library, _ = self.configs["base"]
         listing = subprocess.run([os.path.join(self.directory, program), "--list"],
                                  env=self.env(library, {}, 1), capture_output=True, text=True,
                                  check=True)
         return [(c, int(e)) for c, e in re.findall(r"construct=(\w+) events=(\d+)", listing.stdout)]
+
+
+def mount_of(path):
+    """The file system type and mount point that hold `path` (from /proc/mounts)."""
+    path = os.path.realpath(path)
+    best = ("?", "?")
+    try:
+        with open("/proc/mounts") as mounts:
+            for line in mounts:
+                fields = line.split()
+                if len(fields) >= 3 and (path == fields[1] or path.startswith(fields[1].rstrip("/") + "/")):
+                    if len(fields[1]) >= len(best[1]) or best[1] == "?":
+                        best = (fields[2], fields[1])
+    except OSError:
+        pass
+    return best
+
+
+def machine_facts(traces):
+    """What decides how the runs write their chunks: the cores this process may use against
+    the system's, the system's runnable threads, and the traces' file system."""
+    def read(path):
+        try:
+            with open(path) as f:
+                return f.read().strip()
+        except OSError:
+            return "(unreadable)"
+    fs, mount = mount_of(traces)
+    return "\n".join([
+        f"# cores usable {len(os.sched_getaffinity(0))} of {os.cpu_count()} online; "
+        f"cgroup cpu.max {read('/sys/fs/cgroup/cpu.max')}",
+        f"# /proc/loadavg {read('/proc/loadavg')}",
+        f"# traces in {traces}: {fs} mounted at {mount}",
+    ])
 
 
 def main():
@@ -136,6 +191,15 @@ def main():
             us = runner.time("off", c, t, 500, warm_up_ms=5) or 1.0
             inner[(t, c)] = max(200, min(200_000, int(args.target_ms * 1000 / (OUTER * max(us, 0.01)))))
 
+    facts = [machine_facts(traces)]
+    census_construct = "parallel" if "parallel" in names else names[0]
+    for t in threads:
+        for k in configs:
+            if k != "off":
+                census = runner.writer_census(k, census_construct, t, inner[(t, census_construct)])
+                facts.append(f"# {k}, {census_construct}, {t} threads: {census}")
+    print("\n".join(facts), flush=True)
+
     deadline = time.time() + args.seconds
     keys = list(configs)
     data = {(t, c): {k: [] for k in keys} for t in threads for c in names}
@@ -161,7 +225,7 @@ def main():
     shutil.rmtree(traces, ignore_errors=True)
 
     others = [k for k in keys if k not in ("off", "base")]
-    lines = [f"# {rounds} rounds; off us per construct; base+ = base - off (us); "
+    lines = facts + [f"# {rounds} rounds; off us per construct; base+ = base - off (us); "
              f"X-base: ns per event, median over the rounds +- robust standard error",
              f"{'T':>3} {'construct':13} {'ev':>3} {'off us':>8} {'base+':>8} "
              + " ".join(f"{k + '-base':>17}" for k in others)]

@@ -89,7 +89,8 @@ variables! {
          thread that filled it, at once), background (a writer thread, started with the first \
          such chunk, while the program goes on; it costs nothing where a core is idle and a \
          core's time where none is), or auto (background if a core is idle when the first chunk \
-         goes, else thread). Nothing waits for the writer thread: a thread whose chunks wait \
+         goes: the program has fewer threads than the cores it may use, affinity and CPU \
+         quota, and the machine fewer runnable threads than its CPUs; else thread). Nothing waits for the writer thread: a thread whose chunks wait \
          for it writes them itself, and so does the end of the run. A run that keeps its chunks \
          in memory starts no thread";
     Run CLOCK = "POMPTRACE_CLOCK", default "auto",

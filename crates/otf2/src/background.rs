@@ -356,18 +356,55 @@ impl Shared {
     }
 }
 
-/// Whether a core of those this process may run on has nothing to run now: fewer runnable
-/// threads in the whole system (`/proc/loadavg`'s fourth field, this one included) than such
-/// cores. False where the system does not say.
+/// Whether a writer thread would find a core with nothing else to run now. False where the
+/// system does not say.
 fn a_core_is_idle() -> bool {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let runnable = std::fs::read_to_string("/proc/loadavg")
+    let usable_cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // SAFETY: sysconf has no preconditions.
+    let system_cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    let (Some(own_threads), Some(system_runnable), Ok(system_cpus)) = (
+        threads_of_this_process(),
+        runnable_threads_of_the_system(),
+        usize::try_from(system_cpus),
+    ) else {
+        return false;
+    };
+    a_core_is_left(own_threads, usable_cores, system_runnable, system_cpus)
+}
+
+/// The two counts that must both leave a core: this process's threads against the cores it
+/// may use (its affinity mask and CPU quota, which a container or a batch job's cpuset sets),
+/// and the runnable threads of the whole system against the whole system's CPUs, since
+/// `/proc/loadavg` counts the host's threads even inside a container: set against the
+/// container's cores, a large host's count says "busy" while the program leaves half of its
+/// cores idle. It matters: a team whose members each stop to write their own chunks, at
+/// different moments, waits for every one of those writes at its next barrier.
+fn a_core_is_left(
+    own_threads: usize,
+    usable_cores: usize,
+    system_runnable: usize,
+    system_cpus: usize,
+) -> bool {
+    own_threads < usable_cores && system_runnable < system_cpus
+}
+
+/// The number of threads of this process, sleeping or not: each of them may claim a core.
+fn threads_of_this_process() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("Threads:"))?
+        .trim()
+        .parse()
         .ok()
-        .and_then(|text| {
-            let field = text.split_whitespace().nth(3)?;
-            field.split('/').next()?.parse::<usize>().ok()
-        });
-    runnable.is_some_and(|runnable| runnable < cores)
+}
+
+/// The threads that are runnable in the whole system now, the calling one included
+/// (`/proc/loadavg`'s fourth field).
+fn runnable_threads_of_the_system() -> Option<usize> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    let field = text.split_whitespace().nth(3)?;
+    field.split('/').next()?.parse().ok()
 }
 
 /// The writer: chunks are written by their producers, or by a thread of its own started with
@@ -1130,6 +1167,32 @@ mod tests {
         let me = unsafe { libc::gettid() };
         // (The kernel adds a running thread's time at ticks and switches: it may still say 0.)
         assert!(cpu_time_of(&[me]).is_some(), "this thread's CPU time");
+    }
+
+    #[test]
+    fn a_core_is_left_only_where_both_the_process_and_the_system_leave_one() {
+        // A 16-core container on a 192-CPU host whose other tenants run 40 threads.
+        assert!(a_core_is_left(9, 16, 49, 192));
+        // The program takes every core it may use, whatever the host does.
+        assert!(!a_core_is_left(16, 16, 17, 192));
+        // The host is full, though this process leaves cores of its own.
+        assert!(!a_core_is_left(3, 16, 192, 192));
+        // A node whose cores are this process's: one thread left over, or none.
+        assert!(a_core_is_left(1, 2, 1, 2));
+        assert!(!a_core_is_left(2, 2, 2, 2));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_counts_behind_an_idle_core_are_read_from_this_system() {
+        let own = threads_of_this_process().expect("/proc/self/status names its threads");
+        assert!(own >= 1);
+        let runnable = runnable_threads_of_the_system().expect("/proc/loadavg");
+        assert!(runnable >= 1, "the reading thread itself is runnable");
+        // SAFETY: sysconf has no preconditions.
+        let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+        let usable = std::thread::available_parallelism().unwrap().get();
+        assert!(cpus as usize >= usable, "{cpus} online, {usable} usable");
     }
 
     #[test]
