@@ -83,7 +83,7 @@ variables! {
          a local disk's page cache, as much on tmpfs), the program nothing where a core is idle \
          for the writer thread, and nothing is lost if the process is killed (SIGKILL, OOM, time \
          limit: see pomptrace recover). A kept chunk is fresh memory that its recording thread \
-         faults in itself: up to 2 ns per event more on tmpfs (docs/benchmarks.md)";
+         faults in itself: 2 to 4 ns per event more on the development VM (docs/benchmarks.md)";
     Run WRITER = "POMPTRACE_WRITER", default "auto",
         "who writes a full event chunk that goes to disk while the program runs: thread (the \
          thread that filled it, at once), background (a writer thread, started with the first \
