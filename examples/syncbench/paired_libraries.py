@@ -124,19 +124,22 @@ class Runner:
 
 
 def mount_of(path):
-    """The file system type and mount point that hold `path` (from /proc/mounts)."""
+    """The file system type and mount point that hold `path`: the longest mount point of
+    /proc/mounts that contains it."""
     path = os.path.realpath(path)
-    best = ("?", "?")
+    best = ("?", "")
     try:
         with open("/proc/mounts") as mounts:
-            for line in mounts:
-                fields = line.split()
-                if len(fields) >= 3 and (path == fields[1] or path.startswith(fields[1].rstrip("/") + "/")):
-                    if len(fields[1]) >= len(best[1]) or best[1] == "?":
-                        best = (fields[2], fields[1])
+            for fields in (line.split() for line in mounts):
+                if len(fields) < 3:
+                    continue
+                point = fields[1]
+                inside = path == point or path.startswith(point.rstrip("/") + "/")
+                if inside and len(point) > len(best[1]):
+                    best = (fields[2], point)
     except OSError:
         pass
-    return best
+    return best[0], best[1] or "?"
 
 
 def machine_facts(traces):

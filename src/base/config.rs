@@ -90,9 +90,9 @@ variables! {
          such chunk, while the program goes on; it costs nothing where a core is idle and a \
          core's time where none is), or auto (background if a core is idle when the first chunk \
          goes: the program has fewer threads than the cores it may use, affinity and CPU \
-         quota, and the machine fewer runnable threads than its CPUs; else thread). Nothing waits for the writer thread: a thread whose chunks wait \
-         for it writes them itself, and so does the end of the run. A run that keeps its chunks \
-         in memory starts no thread";
+         quota, and the machine fewer runnable threads than its CPUs; else thread). Nothing \
+         waits for the writer thread: a thread whose chunks wait for it writes them itself, and \
+         so does the end of the run. A run that keeps its chunks in memory starts no thread";
     Run CLOCK = "POMPTRACE_CLOCK", default "auto",
         "tsc (invariant TSC, calibrated against CLOCK_MONOTONIC) or monotonic";
     Run VERBOSE = "POMPTRACE_VERBOSE", default "1",

@@ -360,12 +360,10 @@ impl Shared {
 /// system does not say.
 fn a_core_is_idle() -> bool {
     let usable_cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // SAFETY: sysconf has no preconditions.
-    let system_cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
-    let (Some(own_threads), Some(system_runnable), Ok(system_cpus)) = (
+    let (Some(own_threads), Some(system_runnable), Some(system_cpus)) = (
         threads_of_this_process(),
         runnable_threads_of_the_system(),
-        usize::try_from(system_cpus),
+        online_cpus_of_the_system(),
     ) else {
         return false;
     };
@@ -397,6 +395,12 @@ fn threads_of_this_process() -> Option<usize> {
         .trim()
         .parse()
         .ok()
+}
+
+/// The CPUs the whole system has online, whatever this process may use of them.
+fn online_cpus_of_the_system() -> Option<usize> {
+    // SAFETY: sysconf has no preconditions.
+    usize::try_from(unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) }).ok()
 }
 
 /// The threads that are runnable in the whole system now, the calling one included
@@ -1189,10 +1193,9 @@ mod tests {
         assert!(own >= 1);
         let runnable = runnable_threads_of_the_system().expect("/proc/loadavg");
         assert!(runnable >= 1, "the reading thread itself is runnable");
-        // SAFETY: sysconf has no preconditions.
-        let cpus = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+        let cpus = online_cpus_of_the_system().expect("sysconf(_SC_NPROCESSORS_ONLN)");
         let usable = std::thread::available_parallelism().unwrap().get();
-        assert!(cpus as usize >= usable, "{cpus} online, {usable} usable");
+        assert!(cpus >= usable, "{cpus} online, {usable} usable");
     }
 
     #[test]
