@@ -43,8 +43,10 @@
 //! was starved whenever every core was busy, while faulting in a huge page with the process's
 //! memory map locked, and every `mmap` and `munmap` of the process waited for it (2 threads
 //! streaming 46 MB next to two busy processes took 1.7–3.2 s instead of 0.2–0.4 in three runs
-//! of seven on the development VM; none did at normal priority). A buffer whose preparation
-//! has not come back in time is not waited for: the producer takes a fresh one from the heap
+//! of seven on the development VM; none did at normal priority; with both helpers in the idle
+//! class, every syncbench construct at 2 threads on 2 cores cost more than with either writer
+//! at normal priority: `docs/benchmarks.md`). A buffer whose preparation has not come back
+//! in time is not waited for: the producer takes a fresh one from the heap
 //! (4 KiB pages, faulted in as it writes: a huge page's fault would stop the producer for
 //! milliseconds at once, and a team that waits for it at its next barrier with it); while the
 //! pool may grow, the late one is used next, and once it may not, it is freed when it comes
