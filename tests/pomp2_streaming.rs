@@ -279,3 +279,49 @@ fn chunks_stream_out_as_they_fill_on_any_file_system_and_stay_in_memory_when_ask
     }
     let _ = std::fs::remove_dir_all(&shm);
 }
+
+/// A thread that writes its own chunks (`POMPTRACE_WRITER=thread`) never writes one while it
+/// holds a lock other threads wait for: a chunk that fills inside a critical section or
+/// between `omp_set_lock` and `omp_unset_lock` is written after the lock is released. The
+/// reference reader finds every write's BufferFlush outside the lock sections.
+#[test]
+fn a_thread_that_writes_its_own_chunks_never_writes_one_holding_a_lock() {
+    let scratch = Scratch::new("streaming-locks");
+    let source = instrument("locks_and_criticals.c", &scratch.path, &[]);
+    let exe = Build::c(&scratch.path).executable(&[source], "locks_and_criticals");
+    const ITERATIONS: u64 = 40_000;
+    let out = support::run(
+        program(&exe)
+            .arg(ITERATIONS.to_string())
+            .env("OMP_NUM_THREADS", "2")
+            .env("POMPTRACE_EXPERIMENT_DIRECTORY", scratch.join("trace"))
+            .env("POMPTRACE_WRITER", "thread")
+            .env("POMPTRACE_KEEP_IN_MEMORY", "0")
+            .env("POMPTRACE_CHUNK_SIZE", "256K"),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.trim(), "critical=80000 lock=80000", "{stdout}");
+
+    let script = support::repo_root().join("tests/support/otf2_lock_flushes.py");
+    let counted = support::run(
+        std::process::Command::new("/usr/bin/python3")
+            .arg(script)
+            .arg(scratch.join("trace/traces.otf2")),
+    );
+    let counts: serde_json::Value = serde_json::from_slice(&counted.stdout).unwrap();
+    let locations = counts.as_object().unwrap();
+    assert_eq!(locations.len(), 2, "{counts}");
+    for (location, c) in locations {
+        // Per iteration 12 events (critical: 6; lock: 6), 2 of them ThreadAcquireLock: about
+        // 480 000 events of 11 to 13 bytes, some twenty 256 KiB chunks per thread.
+        assert_eq!(c["acquires"], 2 * ITERATIONS, "location {location}: {c}");
+        assert!(
+            c["flushes"].as_u64().unwrap() >= 10,
+            "location {location}: each chunk written by its thread is a BufferFlush: {c}"
+        );
+        assert_eq!(
+            c["flushes_holding_a_lock"], 0,
+            "location {location}: a chunk was written while its thread held a lock: {c}"
+        );
+    }
+}

@@ -86,7 +86,8 @@ variables! {
          faults in itself: 2 to 4 ns per event more on the development VM (docs/benchmarks.md)";
     Run WRITER = "POMPTRACE_WRITER", default "auto",
         "who writes a full event chunk that goes to disk while the program runs: thread (the \
-         thread that filled it, at once), background (a writer thread, started with the first \
+         thread that filled it, at once, or, if it holds an OpenMP lock or critical section \
+         then, right after it releases it), background (a writer thread, started with the first \
          such chunk, while the program goes on; it costs nothing where a core is idle and a \
          core's time where none is), or auto (background if a core is idle when the first chunk \
          goes: the program has fewer threads than the cores it may use, affinity and CPU \

@@ -20,7 +20,7 @@ use crate::model::tree;
 use crate::output::registry::REGISTRY;
 use crate::output::registry::{Construct, FastRegion, NO_REGION};
 use crate::record::location::Location;
-use otf2::{EncodedU32, Paradigm};
+use otf2::EncodedU32;
 
 /// The construct behind a handle, assigning it from `ctc` when the handle is still empty.
 /// Calls that carry no CTC string get None for an empty handle (their entering call ran while
@@ -506,9 +506,7 @@ pub fn critical_begin(c: &Construct) {
             let order = lock.acquisitions.load(Ordering::Relaxed).wrapping_add(1);
             lock.acquisitions.store(order, Ordering::Relaxed);
             lock.holder_order.store(order, Ordering::Relaxed);
-            if let Some(w) = loc.writer() {
-                w.thread_acquire_lock(t, Paradigm::OPENMP, lock.id, order);
-            }
+            loc.thread_acquire_lock(t, lock.id, order);
         }
         let inner = &c.fast.inner;
         if inner.id != NO_REGION {
@@ -528,9 +526,7 @@ pub fn critical_end(c: &Construct) {
         }
         if let Some(lock) = c.critical {
             let order = lock.holder_order.load(Ordering::Relaxed);
-            if let Some(w) = loc.writer() {
-                w.thread_release_lock(t, Paradigm::OPENMP, lock.id, order);
-            }
+            loc.thread_release_lock(t, lock.id, order);
         }
     });
 }
@@ -774,8 +770,8 @@ pub fn lock_call(call: LockCall, lock: usize, real: impl FnOnce() -> i32) -> i32
                 let loc = location(&guard);
                 if let (true, Some((region, t, releasing))) = (unset, before) {
                     loc.enter(t, region);
-                    if let (Some((id, order)), Some(w)) = (releasing, loc.writer()) {
-                        w.thread_release_lock(t, Paradigm::OPENMP, id, order);
+                    if let Some((id, order)) = releasing {
+                        loc.thread_release_lock(t, id, order);
                     }
                 }
                 let t = if acquisition.is_some() {
@@ -783,8 +779,8 @@ pub fn lock_call(call: LockCall, lock: usize, real: impl FnOnce() -> i32) -> i32
                 } else {
                     guard.now()
                 };
-                if let (Some((id, order)), Some(w)) = (acquisition, loc.writer()) {
-                    w.thread_acquire_lock(t, Paradigm::OPENMP, id, order);
+                if let Some((id, order)) = acquisition {
+                    loc.thread_acquire_lock(t, id, order);
                 }
                 if let Some((region, ..)) = before {
                     loc.leave_after_record(t, region);

@@ -719,6 +719,31 @@ impl Location {
         self.writer.as_mut()
     }
 
+    /// ThreadAcquireLock of OpenMP lock `lock` (a critical section's or an `omp_lock_t`), the
+    /// `order`-th acquisition. Until the matching release, a chunk that fills is not written
+    /// by this thread while the others wait for the lock (`BackgroundSink::hold_back`).
+    #[inline(always)]
+    pub fn thread_acquire_lock(&mut self, time: u64, lock: u32, order: u32) {
+        if let Some(w) = self.writer.as_mut() {
+            // First: the acquire's own record may fill the chunk.
+            w.sink_mut().hold_back();
+            w.thread_acquire_lock(time, Paradigm::OPENMP, lock, order);
+        }
+    }
+
+    /// ThreadReleaseLock; a chunk held back while the lock was held is written at this
+    /// location's next event, which comes after the lock is really released (the release of
+    /// a critical section is recorded inside it, in `POMP2_Critical_end`).
+    #[inline(always)]
+    pub fn thread_release_lock(&mut self, time: u64, lock: u32, order: u32) {
+        if let Some(w) = self.writer.as_mut() {
+            w.thread_release_lock(time, Paradigm::OPENMP, lock, order);
+            if w.sink_mut().let_go() {
+                w.write_held_at_next_event();
+            }
+        }
+    }
+
     #[inline(always)]
     pub fn thread_fork(&mut self, time: u64, requested: u32) {
         if let Some(w) = self.writer.as_mut() {

@@ -541,6 +541,7 @@ impl BackgroundWriter {
             buffers_left: buffers - 1,
             kept: VecDeque::new(),
             keep: 0,
+            locks_held: 0,
             max_keep: buffers - 1,
             in_flight: 0,
             late: 0,
@@ -693,6 +694,8 @@ pub struct BackgroundSink {
     /// Full chunks held back from the disk, oldest first.
     kept: VecDeque<Outgoing>,
     keep: usize,
+    /// Locks the producer holds now (`hold_back`, `let_go`).
+    locks_held: u32,
     /// The buffer being filled is never kept back.
     max_keep: usize,
     /// Chunks that stream whose buffer has not come back yet.
@@ -734,6 +737,37 @@ impl BackgroundSink {
     /// chunk as soon as it is full.
     pub fn keep_in_memory(&mut self, chunks: usize) {
         self.keep = chunks.min(self.max_keep);
+    }
+
+    /// The producer holds a lock that other threads may wait for. Until it lets go of every
+    /// lock it holds, a chunk that fills and would be written by the producer itself (the
+    /// filling thread streams) is held back in one more buffer of the pool, so that the
+    /// threads waiting for the lock do not wait for the write as well. A second chunk that
+    /// fills meanwhile has the first one written. (A lock whose release the producer never
+    /// reports only delays each chunk until the next one fills.)
+    #[inline]
+    pub fn hold_back(&mut self) {
+        self.locks_held = self.locks_held.saturating_add(1);
+    }
+
+    /// The producer let go of a lock (`hold_back`). True when it holds none any more and a
+    /// chunk is held back: the producer then has it written ([`ChunkSink::write_held`]) once
+    /// the lock is released, e.g. with [`super::EventWriter::write_held_at_next_event`].
+    #[inline]
+    pub fn let_go(&mut self) -> bool {
+        self.locks_held = self.locks_held.saturating_sub(1);
+        // Most often nothing is kept: one test.
+        !self.kept.is_empty() && self.locks_held == 0 && self.keep == 0
+    }
+
+    /// Full chunks that may stay in memory beyond the budget: one while the producer holds a
+    /// lock and would write it itself.
+    fn held_back(&self) -> usize {
+        usize::from(
+            self.locks_held > 0
+                && self.keep == 0
+                && self.shared.stream_from() == StreamFrom::FillingThread,
+        )
     }
 
     /// A full chunk of `len` bytes, at the file's next chunk offset (the next one after it
@@ -1121,9 +1155,13 @@ impl ChunkSink for BackgroundSink {
         self.shared.hooks.chunk_filled();
         let chunk = self.outgoing(chunk, len);
         self.kept.push_back(chunk);
-        if self.kept.len() > self.keep {
+        let held_back = self.held_back();
+        if self.kept.len() > self.keep + held_back {
             // Past the budget: stream from now on.
-            self.stop_keeping();
+            self.keep = 0;
+            while self.kept.len() > held_back {
+                self.stream_oldest();
+            }
         }
         let buffer = self.free_buffer();
         self.end_hold_up();
@@ -1138,6 +1176,13 @@ impl ChunkSink for BackgroundSink {
 
     fn stall_end(&mut self) -> Option<u64> {
         self.stalled_until.take()
+    }
+
+    fn write_held(&mut self) {
+        if self.locks_held == 0 && self.keep == 0 && !self.kept.is_empty() {
+            self.stream_all_kept();
+            self.end_hold_up();
+        }
     }
 
     fn finish(&mut self) -> io::Result<()> {
@@ -1524,6 +1569,66 @@ mod tests {
             4096 + 100,
             "a stream that fits is written at its end"
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_chunk_that_fills_while_a_lock_is_held_is_written_once_it_is_let_go() {
+        let dir = crate::test_dir("background-hold");
+        let chunk = |byte| ChunkBuffer::from(vec![byte; 4096].into_boxed_slice());
+        let size = |path: &std::path::Path| std::fs::metadata(path).unwrap().len();
+
+        let filling =
+            BackgroundWriter::new("hold-test", StreamFrom::FillingThread, Box::new(NoHooks));
+        let path = dir.join("filling.evt");
+        let mut sink = filling.sink(ChunkFile::create(&path).unwrap(), 4096, 4096, 2);
+        sink.submit(chunk(1), 4096);
+        assert_eq!(
+            size(&path),
+            4096,
+            "without a lock, the filling thread writes at once"
+        );
+        sink.hold_back();
+        sink.hold_back();
+        let second = sink.submit(chunk(2), 4096);
+        assert_eq!(size(&path), 4096, "held back while a lock is held");
+        assert_eq!(second.len(), 4096, "the producer goes on in another buffer");
+        assert!(!sink.let_go(), "one of the two locks is still held");
+        sink.write_held();
+        assert_eq!(size(&path), 4096, "nothing is written while a lock is held");
+        sink.submit(chunk(3), 4096);
+        assert_eq!(
+            size(&path),
+            2 * 4096,
+            "a second full chunk has the first one written, and is held back itself"
+        );
+        assert!(sink.let_go(), "no lock held, a chunk waits");
+        sink.write_held();
+        assert_eq!(size(&path), 3 * 4096);
+        assert_eq!(
+            sink.waited().1,
+            3,
+            "each write from this thread is a hold-up"
+        );
+        sink.finish().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(
+            [bytes[0], bytes[4096], bytes[2 * 4096]],
+            [1, 2, 3],
+            "every chunk at its own offset"
+        );
+
+        // With the writer thread, the lock makes no difference.
+        let background =
+            BackgroundWriter::new("hold-test-bg", StreamFrom::WriterThread, Box::new(NoHooks));
+        let path = dir.join("background.evt");
+        let mut sink = background.sink(ChunkFile::create(&path).unwrap(), 4096, 4096, 8);
+        sink.hold_back();
+        sink.submit(chunk(4), 4096);
+        background.drain();
+        assert_eq!(size(&path), 4096, "queued to the writer thread at once");
+        assert!(!sink.let_go(), "nothing held back");
+        sink.finish().unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -53,6 +53,9 @@ pub trait ChunkSink {
     }
     /// Called once after the final chunk: flushes and reports the first error, if any.
     fn finish(&mut self) -> io::Result<()>;
+    /// Writes the full chunks the sink held back instead of writing them when they filled (see
+    /// [`crate::BackgroundSink::hold_back`]), if any; a sink that holds none back does nothing.
+    fn write_held(&mut self) {}
     /// If the last `submit` had to wait for a free buffer, the time the wait ended (in the
     /// writer's clock); the writer then records a BufferFlush event covering the wait.
     fn stall_end(&mut self) -> Option<u64> {
@@ -134,6 +137,9 @@ impl<S: ChunkSink + ?Sized> ChunkSink for Box<S> {
     }
     fn stall_end(&mut self) -> Option<u64> {
         (**self).stall_end()
+    }
+    fn write_held(&mut self) {
+        (**self).write_held()
     }
 }
 

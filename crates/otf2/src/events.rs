@@ -230,6 +230,10 @@ impl PreparedRecords {
 pub struct TimedChunks<S: ChunkSink> {
     chunk: ChunkBuffer,
     pos: usize,
+    /// Where the room for records ends: the chunk's length, or 0 from
+    /// `write_held_at_next_event` until the next record is written, which takes the slow path
+    /// (`no_room`) and has the sink write what it held back first.
+    limit: usize,
     /// Events (records) in all earlier chunks, for the chunk header.
     events_before_chunk: u64,
     events: u64,
@@ -255,9 +259,11 @@ impl<S: ChunkSink> TimedChunks<S> {
     /// Starts in a caller-provided (e.g. recycled) buffer whose length is the chunk size.
     pub fn with_buffer(chunk: ChunkBuffer, sink: S) -> Self {
         assert!(chunk.len() >= 64, "chunk buffer too small");
+        let limit = chunk.len();
         let mut s = Self {
             chunk,
             pos: 0,
+            limit,
             events_before_chunk: 0,
             events: 0,
             last_time: 0,
@@ -330,6 +336,7 @@ impl<S: ChunkSink> TimedChunks<S> {
         let full = std::mem::replace(&mut self.chunk, ChunkBuffer::empty());
         let len = full.len();
         self.chunk = self.sink.submit(full, len);
+        self.limit = self.chunk.len();
         self.chunks_filled += 1;
         self.start_chunk();
         if let Some(stop_time) = self.sink.stall_end() {
@@ -347,8 +354,42 @@ impl<S: ChunkSink> TimedChunks<S> {
     /// free for END_OF_CHUNK) for an event at `time`.
     #[inline(always)]
     fn reserve(&mut self, bound: usize, time: u64) {
+        if self.pos + bound >= self.limit {
+            self.no_room(bound, time);
+        }
+    }
+
+    /// `reserve` past the limit: first what the sink held back, if it is due, then a new chunk
+    /// if this one has no room for `bound` bytes.
+    #[cold]
+    #[inline(never)]
+    fn no_room(&mut self, bound: usize, time: u64) {
+        if self.limit != self.chunk.len() {
+            self.write_held(time);
+        }
         if self.pos + bound >= self.chunk.len() && self.pos > CHUNK_HEADER_LEN {
             self.next_chunk(time);
+        }
+    }
+
+    /// The next record written, whatever it is, first has the sink write the chunks it held
+    /// back ([`ChunkSink::write_held`]): the caller knows the moment has come (e.g. the lock
+    /// it held is released) but is still inside the section that must not wait.
+    #[inline]
+    pub fn write_held_at_next_event(&mut self) {
+        self.limit = 0;
+    }
+
+    /// Has the sink write what it held back, before an event at `time`; if that held the
+    /// producer up, a BufferFlush at `time` covers the wait (as in `next_chunk`).
+    fn write_held(&mut self, time: u64) {
+        self.limit = self.chunk.len();
+        self.sink.write_held();
+        if let Some(stop_time) = self.sink.stall_end() {
+            self.write_small::<8>(time, event_id::BUFFER_FLUSH, |out| {
+                out[..8].copy_from_slice(&stop_time.to_le_bytes());
+                8
+            });
         }
     }
 
@@ -358,7 +399,7 @@ impl<S: ChunkSink> TimedChunks<S> {
     #[cold]
     #[inline(never)]
     fn make_room(&mut self, need: usize, time: u64) {
-        self.reserve(need, time);
+        self.no_room(need, time);
         assert!(
             self.pos + need <= self.chunk.len(),
             "a record of {need} bytes does not fit a chunk of {} bytes",
@@ -423,14 +464,14 @@ impl<S: ChunkSink> TimedChunks<S> {
     #[inline(always)]
     fn record_room(&mut self, bound: usize, time: u64) -> (&mut [u8], usize) {
         let need = TIMESTAMP_BOUND + bound;
-        if self.pos + need >= self.chunk.len() {
+        if self.pos + need >= self.limit {
             self.make_room(need, time);
         }
         let stamp = self.stamp(time);
         let pos = self.pos;
-        // SAFETY: `pos + need < len` where `make_room` was skipped, and `make_room` returns
-        // only with `pos + need <= len` (it panics otherwise); every event pays this range's
-        // bounds check otherwise.
+        // SAFETY: `pos + need < limit <= len` where `make_room` was skipped, and `make_room`
+        // returns only with `pos + need <= len` (it panics otherwise); every event pays this
+        // range's bounds check otherwise.
         let room = unsafe { self.chunk.get_unchecked_mut(pos..pos + need) };
         let start = match stamp {
             Some(time) => {
@@ -465,12 +506,12 @@ impl<S: ChunkSink> TimedChunks<S> {
     #[inline(always)]
     pub fn try_write_u32_singleton(&mut self, time: u64, id: u8, value: u32) -> bool {
         let pos = self.pos;
-        if pos + REGION_EVENT_BOUND >= self.chunk.len() || time <= self.last_time {
+        if pos + REGION_EVENT_BOUND >= self.limit || time <= self.last_time {
             return false;
         }
         self.last_time = time;
         self.chunk_has_timestamp = true;
-        // SAFETY: `pos + REGION_EVENT_BOUND < len`, checked above.
+        // SAFETY: `pos + REGION_EVENT_BOUND < limit <= len`, checked above.
         let room = unsafe { self.chunk.get_unchecked_mut(pos..pos + REGION_EVENT_BOUND) };
         room[0] = TIMESTAMP;
         room[1..TIMESTAMP_BOUND].copy_from_slice(&time.to_le_bytes());
@@ -484,12 +525,12 @@ impl<S: ChunkSink> TimedChunks<S> {
     #[inline(always)]
     pub fn try_write_encoded_singleton(&mut self, time: u64, id: u8, value: EncodedU32) -> bool {
         let pos = self.pos;
-        if pos + ENCODED_REGION_EVENT_ROOM >= self.chunk.len() || time <= self.last_time {
+        if pos + ENCODED_REGION_EVENT_ROOM >= self.limit || time <= self.last_time {
             return false;
         }
         self.last_time = time;
         self.chunk_has_timestamp = true;
-        // SAFETY: `pos + ENCODED_REGION_EVENT_ROOM < len`, checked above.
+        // SAFETY: `pos + ENCODED_REGION_EVENT_ROOM < limit <= len`, checked above.
         let room = unsafe {
             self.chunk
                 .get_unchecked_mut(pos..pos + ENCODED_REGION_EVENT_ROOM)
@@ -515,10 +556,10 @@ impl<S: ChunkSink> TimedChunks<S> {
         value: EncodedU32,
     ) -> bool {
         let pos = self.pos;
-        if pos + ENCODED_REGION_EVENT_ROOM >= self.chunk.len() || !self.holds_last_timestamp(time) {
+        if pos + ENCODED_REGION_EVENT_ROOM >= self.limit || !self.holds_last_timestamp(time) {
             return false;
         }
-        // SAFETY: `pos + ENCODED_REGION_EVENT_ROOM < len`, checked above, and
+        // SAFETY: `pos + ENCODED_REGION_EVENT_ROOM < limit <= len`, checked above, and
         // `ENCODED_RECORD_ROOM` is less.
         let room = unsafe { self.chunk.get_unchecked_mut(pos..pos + ENCODED_RECORD_ROOM) };
         room[0] = id;
@@ -568,14 +609,14 @@ impl<S: ChunkSink> TimedChunks<S> {
         let pos = self.pos;
         if time <= self.last_time
             || prepared.events == 0
-            || pos + TIMESTAMP_BOUND + prepared.room as usize >= self.chunk.len()
+            || pos + TIMESTAMP_BOUND + prepared.room as usize >= self.limit
         {
             return false;
         }
         self.last_time = time;
         self.chunk_has_timestamp = true;
-        // SAFETY: `pos + TIMESTAMP_BOUND + room < len`, checked above, and `room` is at least
-        // PREPARED_CAPACITY (`PreparedRecords::append` keeps it so).
+        // SAFETY: `pos + TIMESTAMP_BOUND + room < limit <= len`, checked above, and `room` is
+        // at least PREPARED_CAPACITY (`PreparedRecords::append` keeps it so).
         let out = unsafe {
             self.chunk
                 .get_unchecked_mut(pos..pos + TIMESTAMP_BOUND + PREPARED_CAPACITY)
@@ -719,6 +760,11 @@ impl<S: ChunkSink> EventWriter<S> {
     }
     pub fn sink_mut(&mut self) -> &mut S {
         self.chunks.sink_mut()
+    }
+    /// See [`TimedChunks::write_held_at_next_event`].
+    #[inline]
+    pub fn write_held_at_next_event(&mut self) {
+        self.chunks.write_held_at_next_event();
     }
 
     #[inline(always)]
@@ -944,6 +990,65 @@ impl<S: ChunkSink> SnapWriter<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sink that holds chunks back: `write_held` counts its calls and reports a wait that
+    /// ended at `stop`.
+    #[derive(Default)]
+    struct HoldingSink {
+        inner: VecSink,
+        writes_held: usize,
+        stop: Option<u64>,
+    }
+
+    impl ChunkSink for HoldingSink {
+        fn submit(&mut self, chunk: ChunkBuffer, len: usize) -> ChunkBuffer {
+            self.inner.submit(chunk, len)
+        }
+        fn finish(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+        fn stall_end(&mut self) -> Option<u64> {
+            self.stop.take()
+        }
+        fn write_held(&mut self) {
+            self.writes_held += 1;
+            self.stop = Some(1_000_000);
+        }
+    }
+
+    /// After `write_held_at_next_event` the next event, through any path (the fast one included),
+    /// has the sink write what it held first, and a BufferFlush covers that write: the same
+    /// bytes as a BufferFlush written right before the event, at every offset in a chunk.
+    #[test]
+    fn held_chunks_are_written_at_the_next_event_with_a_buffer_flush() {
+        for at in 0..700u64 {
+            let mut held = EventWriter::new(4096, HoldingSink::default());
+            let mut plain = EventWriter::new(4096, VecSink::default());
+            for i in 0..800u64 {
+                if i == at {
+                    held.write_held_at_next_event();
+                    plain.buffer_flush(10 * i, 1_000_000);
+                }
+                let region = (i % 200) as u32;
+                if i % 2 == 0 {
+                    if !held.try_enter(10 * i, region) {
+                        held.enter(10 * i, region);
+                    }
+                    plain.enter(10 * i, region);
+                } else {
+                    held.leave(10 * i, region);
+                    plain.leave(10 * i, region);
+                }
+            }
+            assert_eq!(held.events(), plain.events(), "at event {at}");
+            let (held, result) = held.finish();
+            result.unwrap();
+            let (plain, result) = plain.finish();
+            result.unwrap();
+            assert_eq!(held.writes_held, 1, "at event {at}");
+            assert_eq!(held.inner.bytes, plain.bytes, "at event {at}");
+        }
+    }
 
     /// The in-place ThreadTeamBegin+attribute encoder writes what the generic path writes,
     /// across chunk breaks and for small and large values.
