@@ -756,6 +756,12 @@ impl BackgroundSink {
     #[inline]
     pub fn let_go(&mut self) -> bool {
         self.locks_held = self.locks_held.saturating_sub(1);
+        self.held_chunk_is_due()
+    }
+
+    /// A chunk was held back (`hold_back`) and no lock is held any more.
+    #[inline]
+    fn held_chunk_is_due(&self) -> bool {
         // Most often nothing is kept: one test.
         !self.kept.is_empty() && self.locks_held == 0 && self.keep == 0
     }
@@ -830,8 +836,9 @@ impl BackgroundSink {
         }
     }
 
-    fn stream_all_kept(&mut self) {
-        while !self.kept.is_empty() {
+    /// Streams the oldest kept chunks until `left` are kept.
+    fn stream_kept_beyond(&mut self, left: usize) {
+        while self.kept.len() > left {
             self.stream_oldest();
         }
     }
@@ -839,7 +846,7 @@ impl BackgroundSink {
     /// Streams every kept chunk, and from now on every chunk as it fills.
     fn stop_keeping(&mut self) {
         self.keep = 0;
-        self.stream_all_kept();
+        self.stream_kept_beyond(0);
     }
 
     /// A new buffer of the pool for the preparing thread to fault in: a huge-page slot while
@@ -1159,9 +1166,7 @@ impl ChunkSink for BackgroundSink {
         if self.kept.len() > self.keep + held_back {
             // Past the budget: stream from now on.
             self.keep = 0;
-            while self.kept.len() > held_back {
-                self.stream_oldest();
-            }
+            self.stream_kept_beyond(held_back);
         }
         let buffer = self.free_buffer();
         self.end_hold_up();
@@ -1179,8 +1184,8 @@ impl ChunkSink for BackgroundSink {
     }
 
     fn write_held(&mut self) {
-        if self.locks_held == 0 && self.keep == 0 && !self.kept.is_empty() {
-            self.stream_all_kept();
+        if self.held_chunk_is_due() {
+            self.stream_kept_beyond(0);
             self.end_hold_up();
         }
     }

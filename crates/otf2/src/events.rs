@@ -386,11 +386,16 @@ impl<S: ChunkSink> TimedChunks<S> {
         self.limit = self.chunk.len();
         self.sink.write_held();
         if let Some(stop_time) = self.sink.stall_end() {
-            self.write_small::<8>(time, event_id::BUFFER_FLUSH, |out| {
-                out[..8].copy_from_slice(&stop_time.to_le_bytes());
-                8
-            });
+            self.buffer_flush(time, stop_time);
         }
+    }
+
+    /// A BufferFlush: the producer stalled from `time` until `stop_time` to make room.
+    fn buffer_flush(&mut self, time: u64, stop_time: u64) {
+        self.write_small::<8>(time, event_id::BUFFER_FLUSH, |out| {
+            out[..8].copy_from_slice(&stop_time.to_le_bytes());
+            8
+        });
     }
 
     /// `reserve` for `record_room`, out of line: a new chunk if this one has no room for `need`
@@ -944,11 +949,7 @@ impl<S: ChunkSink> EventWriter<S> {
 
     /// Records that the measurement stalled from `time` until `stop_time` to make room.
     pub fn buffer_flush(&mut self, time: u64, stop_time: u64) {
-        self.chunks
-            .write_small::<8>(time, event_id::BUFFER_FLUSH, |out| {
-                out[..8].copy_from_slice(&stop_time.to_le_bytes());
-                8
-            });
+        self.chunks.buffer_flush(time, stop_time);
     }
 
     /// Any event, with an optional attribute list.
