@@ -16,7 +16,8 @@
 //! busy (on a VM whose virtual cores share physical cores, even a bare TSC read slows down).
 //! Those loops write past the default event memory per thread, so chunks stream out while they
 //! record (written by the recording threads or the writer thread, as `POMPTRACE_WRITER` says:
-//! by default the writer thread where a core is idle): to the temp directory's file system, as
+//! by default the writer thread, copying where a core is idle and straight to the device where
+//! none is and the disk takes that): to the temp directory's file system, as
 //! a user's traces go (every chunk streams out as it fills and its buffer is filled again), or
 //! with `--traces-in-memory` to `/dev/shm`. The last lines, `hotpath threads so in memory: T at once = ...` (and
 //! `a`), time the same loops with fewer pairs, each thread count in a process of its own, so

@@ -6,7 +6,7 @@
 mod support;
 
 use otf2::{ArchiveReader, Event};
-use support::pomp2::{event_bytes, instrument, program, Build};
+use support::pomp2::{event_bytes, event_file_sizes, event_files, instrument, program, Build};
 use support::Scratch;
 
 const THREADS: u64 = 4;
@@ -190,11 +190,33 @@ fn verbose_2_reports_the_cpu_time_of_the_writer_threads() {
     assert!(waits < 1_000_000, "{stderr}");
     assert_every_event(&scratch.join("v2/traces.otf2"), 2, 1_000_000);
 
+    assert!(
+        stderr.contains("; chunks streamed from the writer thread through the page cache;"),
+        "{stderr}"
+    );
+
+    // The writer thread, straight to the device while the disk keeps up (the scratch
+    // directory is on a disk).
+    let stderr = run_with("2", "direct", "direct");
+    assert!(stderr.contains("; 2 helper threads started;"), "{stderr}");
+    assert!(
+        stderr.contains(
+            "; chunks streamed from the writer thread straight to the device while the disk kept \
+             up;"
+        ),
+        "{stderr}"
+    );
+    assert_every_event(&scratch.join("direct/traces.otf2"), 2, 1_000_000);
+
     // Written by the recording threads: no thread started, each chunk one hold-up of its
     // thread (46 MB in 1 MiB chunks: 22 per thread, the last ones written at the end).
     let stderr = run_with("2", "thread", "thread");
     let (_, writer, _, waits) = cost_figures(&stderr);
     assert!(stderr.contains("; 0 helper threads started;"), "{stderr}");
+    assert!(
+        stderr.contains("; chunks streamed from the threads that filled them;"),
+        "{stderr}"
+    );
     assert_eq!(writer, 0.0, "{stderr}");
     assert!((40..=46).contains(&waits), "{stderr}");
     assert_every_event(&scratch.join("thread/traces.otf2"), 2, 1_000_000);
@@ -216,14 +238,15 @@ fn chunks_stream_out_as_they_fill_on_any_file_system_and_stay_in_memory_when_ask
     let exe = Build::c(&scratch.path).executable(&[source], "stream_many");
     let shm = std::path::Path::new("/dev/shm")
         .join(format!("pomptrace-streaming-direct-{}", std::process::id()));
-    // (experiment directory, POMPTRACE_KEEP_IN_MEMORY): the scratch directory is on a disk that
-    // takes direct writes, /dev/shm on tmpfs; by default chunks stream on both.
+    // (experiment directory, POMPTRACE_KEEP_IN_MEMORY, POMPTRACE_WRITER): the scratch directory
+    // is on a disk that takes direct writes, /dev/shm on tmpfs; by default chunks stream on both.
     let runs = [
-        (scratch.join("disk"), None),
-        (shm.join("default"), None),
-        (shm.join("kept"), Some("64M")),
+        (scratch.join("disk"), None, "auto"),
+        (scratch.join("direct"), None, "direct"),
+        (shm.join("default"), None, "auto"),
+        (shm.join("kept"), Some("64M"), "auto"),
     ];
-    for (experiment, keep) in runs {
+    for (experiment, keep, writer) in runs {
         let gate = scratch.join("gate");
         let _ = std::fs::remove_file(&gate);
         // 2 × 200 000 events per thread, about 2.4 MB: nine 256 KiB chunks each.
@@ -234,6 +257,7 @@ fn chunks_stream_out_as_they_fill_on_any_file_system_and_stay_in_memory_when_ask
             .env("POMPTRACE_EXPERIMENT_DIRECTORY", &experiment)
             .env("POMPTRACE_CHUNK_SIZE", "256K")
             .env_remove("POMPTRACE_KEEP_IN_MEMORY")
+            .env("POMPTRACE_WRITER", writer)
             .env("STREAM_MANY_GATE", &gate)
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
@@ -256,6 +280,32 @@ fn chunks_stream_out_as_they_fill_on_any_file_system_and_stay_in_memory_when_ask
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
         let during = event_bytes(&experiment);
+        if writer == "direct" {
+            // Once the writer thread is through its queue, its last chunk at least (no chunk
+            // waited behind it) went straight to the device, past the page cache.
+            let mut sizes = event_file_sizes(&experiment);
+            loop {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                let now = event_file_sizes(&experiment);
+                if now == sizes {
+                    break;
+                }
+                sizes = now;
+            }
+            let (cached, pages) = event_files(&experiment)
+                .iter()
+                .map(|(_, path)| {
+                    let len = std::fs::metadata(path).unwrap().len() as usize;
+                    let cached = support::page_cache_probe::cached_pages(path, len);
+                    (cached, len.div_ceil(4096))
+                })
+                .fold((0, 0), |(c, p), (cached, pages)| (c + cached, p + pages));
+            assert!(pages >= 8 * 64, "{pages} pages written while running");
+            assert!(
+                cached < pages,
+                "{cached} of {pages} pages in the page cache"
+            );
+        }
         std::fs::write(&gate, "").unwrap();
         assert!(child.wait().unwrap().success());
         let after = event_bytes(&experiment);
@@ -276,6 +326,24 @@ fn chunks_stream_out_as_they_fill_on_any_file_system_and_stay_in_memory_when_ask
             assert!(!record.contains("POMPTRACE_KEEP_IN_MEMORY=0\n"), "{record}");
         }
         assert_every_event(&experiment.join("traces.otf2"), 2, 200_000);
+        assert!(
+            record.contains(&format!("POMPTRACE_WRITER={writer}\n")),
+            "{record}"
+        );
+        if writer == "direct" {
+            // The reference reader too, on the chunks the device took directly.
+            let counts = support::budget::reference_counts(&experiment.join("traces.otf2"));
+            let locations = counts["counts"].as_object().unwrap();
+            assert_eq!(locations.len(), 2, "{counts}");
+            for (location, regions) in locations {
+                assert_eq!(
+                    regions["!$pomp user(step) @stream_many.c:33"],
+                    serde_json::json!([200_000, 200_000]),
+                    "{location}"
+                );
+            }
+            assert_eq!(counts["nesting_errors"], serde_json::json!([]), "{counts}");
+        }
     }
     let _ = std::fs::remove_dir_all(&shm);
 }

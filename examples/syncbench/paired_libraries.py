@@ -104,16 +104,19 @@ class Runner:
     def writer_census(self, config, construct, threads, inner):
         """Who wrote the chunks in one run of `config`: its POMPTRACE_VERBOSE=2 cost line's
         helper threads (the writer thread and the buffer preparer: 0 where each recording
-        thread writes its own chunks, or where every chunk stayed in memory) and the times
-        recording threads stopped to write a chunk or wait for a buffer."""
+        thread writes its own chunks, or where every chunk stayed in memory), the times
+        recording threads stopped to write a chunk or wait for a buffer, and who wrote the
+        chunks that streamed, how (builds since the direct writer)."""
         run = self.run(config, construct, threads, inner, extra={"POMPTRACE_VERBOSE": "2"})
         helpers = re.search(r"(\d+) helper threads started", run.stderr)
         waits = re.search(r"threads waited (\d+) times for a free buffer or to write a chunk "
                           r"\(([\d.]+) ms\)", run.stderr)
         if not helpers or not waits:
             return "no cost line (a build before POMPTRACE_VERBOSE=2's)"
+        streamed = re.search(r"; (chunks streamed [^;]*|no chunk streamed);", run.stderr)
         return (f"{helpers.group(1)} helper threads, recording threads stopped "
-                f"{waits.group(1)} times ({waits.group(2)} ms)")
+                f"{waits.group(1)} times ({waits.group(2)} ms)"
+                + (f", {streamed.group(1)}" if streamed else ""))
 
     def constructs(self):
         program, library, _ = self.configs["base"]

@@ -86,14 +86,17 @@ variables! {
          faults in itself: 2 to 4 ns per event more on the development VM (docs/benchmarks.md)";
     Run WRITER = "POMPTRACE_WRITER", default "auto",
         "who writes a full event chunk that goes to disk while the program runs: thread (the \
-         thread that filled it, at once, or, if it holds an OpenMP lock or critical section \
-         then, right after it releases it), background (a writer thread, started with the first \
-         such chunk, while the program goes on; it costs nothing where a core is idle and a \
-         core's time where none is), or auto (background if a core is idle when the first chunk \
-         goes: the program has fewer threads than the cores it may use, affinity and CPU \
-         quota, and the machine fewer runnable threads than its CPUs; else thread). Nothing \
-         waits for the writer thread: a thread whose chunks wait for it writes them itself, and \
-         so does the end of the run. A run that keeps its chunks in memory starts no thread";
+         thread that filled it, at once, or, if it holds an OpenMP lock or critical section then, \
+         right after it releases it), background (a writer thread, started with the first such \
+         chunk, while the program goes on, through the page cache; it costs nothing where a core \
+         is idle and a core's time where none is), direct (that writer thread, each chunk straight \
+         to the device while the disk keeps up, on a local disk file system: less than half the \
+         CPU time of a copy), or auto (background if a core is idle when the first chunk goes: the \
+         program has fewer threads than the cores it may use, affinity and CPU quota, and the \
+         machine fewer runnable threads than its CPUs; else direct on a local disk and thread \
+         elsewhere). Nothing waits for the writer thread: a thread whose chunks wait for it writes \
+         them itself, and so does the end of the run. A run that keeps its chunks in memory starts \
+         no thread";
     Run CLOCK = "POMPTRACE_CLOCK", default "auto",
         "tsc (invariant TSC, calibrated against CLOCK_MONOTONIC) or monotonic";
     Run VERBOSE = "POMPTRACE_VERBOSE", default "1",
@@ -225,7 +228,7 @@ pub struct Config {
     /// `POMPTRACE_TOTAL_BUFFER_SIZE`: event memory of all locations together beyond two chunks
     /// each (default [`memory_for_all_threads`] on this machine).
     pub total_buffer_size: Option<usize>,
-    /// `POMPTRACE_WRITER=thread|background|auto`: who writes the chunks that go to disk while
+    /// `POMPTRACE_WRITER=thread|background|direct|auto`: who writes the chunks that go to disk while
     /// the program runs.
     pub writer: WriterChoice,
     /// `POMPTRACE_CLOCK=tsc|monotonic` (default: tsc where the CPU has an invariant TSC).
@@ -251,9 +254,12 @@ pub struct Config {
 pub enum WriterChoice {
     /// The thread that filled it.
     Thread,
-    /// A writer thread of pomptrace's.
+    /// A writer thread of pomptrace's, through the page cache.
     Background,
-    /// The writer thread if a core is idle when the first chunk goes, else the filling thread.
+    /// A writer thread of pomptrace's, straight to the device while the disk keeps up.
+    Direct,
+    /// Background if a core is idle when the first chunk goes; else direct on a local disk and
+    /// the filling thread elsewhere.
     Auto,
 }
 
@@ -263,6 +269,7 @@ impl WriterChoice {
         match self {
             WriterChoice::Thread => "thread",
             WriterChoice::Background => "background",
+            WriterChoice::Direct => "direct",
             WriterChoice::Auto => "auto",
         }
     }
@@ -582,9 +589,10 @@ impl Config {
             match v.trim().to_ascii_lowercase().as_str() {
                 "thread" => c.writer = WriterChoice::Thread,
                 "background" => c.writer = WriterChoice::Background,
+                "direct" => c.writer = WriterChoice::Direct,
                 "auto" => c.writer = WriterChoice::Auto,
                 _ => warn(format!(
-                    "POMPTRACE_WRITER={v} is not thread, background or auto; using {}",
+                    "POMPTRACE_WRITER={v} is not thread, background, direct or auto; using {}",
                     c.writer.name()
                 )),
             }

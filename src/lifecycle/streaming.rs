@@ -50,6 +50,7 @@ pub(crate) fn new_writer(config: &Config, journal: &'static Journal) -> Backgrou
     let stream_from = match config.writer {
         WriterChoice::Thread => StreamFrom::FillingThread,
         WriterChoice::Background => StreamFrom::WriterThread,
+        WriterChoice::Direct => StreamFrom::WriterThreadDirect,
         WriterChoice::Auto => StreamFrom::Auto,
     };
     BackgroundWriter::new("pomptrace-writer", stream_from, Box::new(Hooks { journal }))

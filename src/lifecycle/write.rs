@@ -47,6 +47,7 @@ pub fn write_trace(
     // Before the locations are drained: what the writer's threads took while the program ran.
     let writer_cpu = m.writer.cpu_time();
     let helpers = helper_threads::started();
+    let streamed_by = m.writer.stream_from();
     // What is still queued to the writer thread is written from here, not waited for.
     m.writer.take_over();
     let mut waits = (Duration::ZERO, 0u64);
@@ -170,7 +171,7 @@ pub fn write_trace(
         let line = profile_write::write_profile(m, &profiles, resolution, end_time)?;
         return Ok(Summary {
             line,
-            cost: cost_line(elapsed, writer_cpu, helpers, waits),
+            cost: cost_line(elapsed, writer_cpu, helpers, streamed_by, waits),
         });
     }
     let mut ids: Vec<u64> = (0..locations.len() as u32)
@@ -277,7 +278,7 @@ pub fn write_trace(
     }
     Ok(Summary {
         line: summary,
-        cost: cost_line(elapsed, writer_cpu, helpers, waits),
+        cost: cost_line(elapsed, writer_cpu, helpers, streamed_by, waits),
     })
 }
 
@@ -352,12 +353,14 @@ fn events_on_disk(
 }
 
 /// "recording took …": the run's length, the helper threads started, the writer threads' CPU
-/// time in it and how often and how long recording threads were held up by the writing of
-/// their chunks (writing one themselves, or waiting for a free buffer), in milliseconds.
+/// time in it, who wrote the chunks that streamed, and how often and how long recording threads
+/// were held up by the writing of their chunks (writing one themselves, or waiting for a free
+/// buffer), in milliseconds.
 fn cost_line(
     elapsed: Duration,
     writer_cpu: Option<Duration>,
     helpers: usize,
+    streamed_by: otf2::StreamFrom,
     waits: (Duration, u64),
 ) -> String {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
@@ -369,9 +372,19 @@ fn cost_line(
         ),
         None => "the writer's threads' CPU time is not known on this system".into(),
     };
+    let streamed = match streamed_by {
+        otf2::StreamFrom::FillingThread => "chunks streamed from the threads that filled them",
+        otf2::StreamFrom::WriterThread => {
+            "chunks streamed from the writer thread through the page cache"
+        }
+        otf2::StreamFrom::WriterThreadDirect => {
+            "chunks streamed from the writer thread straight to the device while the disk kept up"
+        }
+        otf2::StreamFrom::Auto => "no chunk streamed",
+    };
     format!(
-        "recording took {:.3} ms; {helpers} helper threads started; {writer}; threads waited {} \
-         times for a free buffer or to write a chunk ({:.3} ms)",
+        "recording took {:.3} ms; {helpers} helper threads started; {writer}; {streamed}; \
+         threads waited {} times for a free buffer or to write a chunk ({:.3} ms)",
         ms(elapsed),
         waits.1,
         ms(waits.0)

@@ -121,6 +121,9 @@ pub fn python_dump(anchor: &Path) -> String {
 pub mod archives;
 pub mod budget;
 pub mod mpi;
+/// Which pages of a file are in the page cache (shared with the OTF2 crate's unit tests).
+#[path = "../../crates/otf2/src/page_cache_probe.rs"]
+pub mod page_cache_probe;
 pub mod pomp2;
 
 /// The plumbing every test archive needs: a system tree node, one process location group under

@@ -12,11 +12,27 @@
 //! not kept at all: writing a chunk there (0.16 ns per byte through the page cache on the
 //! development VM) costs half of faulting in a fresh one (0.335).
 //!
-//! Every chunk is written through the page cache, whoever writes it: a direct write
-//! (`O_DIRECT`) takes less CPU time but waits for the device, one write at a time (1.7 GB/s on
-//! the development VM's disk, less than one recording thread fills), which a thread the program
-//! waits for must not do, and the writer thread only runs where a core is idle, whose CPU time
-//! costs nothing. A killed process loses nothing that reached the page cache.
+//! Who writes the chunks that stream, and how, is decided once, when the first one streams,
+//! by whether a core is idle then ([`StreamFrom::Auto`]):
+//! - A core is idle: the writer thread, through the page cache. Its CPU time costs the program
+//!   nothing, and a copy into the page cache is done soonest: a direct write (`O_DIRECT`) waits
+//!   for the device, one write at a time (1.7 GB/s on the development VM's disk, less than one
+//!   recording thread fills).
+//! - No core is idle, and the file is on a local disk ([`BackgroundSink::writes_directly`]): the
+//!   writer thread, each chunk straight to the device while the disk keeps up (no other chunk
+//!   waits for the writer thread), else through the page cache. Its CPU time is now taken from
+//!   the program's threads, and a direct write takes less of it (0.065 against 0.16 ns per byte
+//!   on the development VM); the wait for the device stops none of them.
+//! - No core is idle, and the file is elsewhere (tmpfs, a network file system): the thread that
+//!   filled the chunk, through the page cache; a writer thread would copy the same bytes on a
+//!   core the program needs, and take that core at moments the program does not choose.
+//!
+//! A thread of the program writes through the page cache, since a direct write would make it
+//! wait for the device; the one exception is a chunk that the writer thread is writing directly
+//! when it is written again (below, at the end of a stream): that write goes the same way, so
+//! that a direct and a buffered write of one range never meet in the page cache (the kernel
+//! then reports a stale page cache, and an I/O error to the file's next `fsync`). A killed
+//! process loses nothing that reached the page cache or the device.
 //!
 //! No thread is started before there is work only it can do: the writer thread starts with the
 //! first chunk queued to it, the preparing thread (below) with it. Nothing ever waits for either
@@ -72,7 +88,7 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -89,10 +105,15 @@ pub enum StreamFrom {
     /// busy, it pays for a writer thread's CPU time, plus the hand-offs).
     FillingThread,
     /// The writer thread, started with the first such chunk, while the producer goes on (it
-    /// costs the program nothing where a core is idle).
+    /// costs the program nothing where a core is idle), through the page cache.
     WriterThread,
-    /// The writer thread if a core is idle when the first chunk streams, else the filling
-    /// thread (decided once per writer).
+    /// The writer thread, each chunk straight to the device (`O_DIRECT`) while the disk keeps
+    /// up and where the file takes that ([`BackgroundSink::writes_directly`]), else through the
+    /// page cache: less CPU time than a copy, where the writer thread's is the program's.
+    WriterThreadDirect,
+    /// Decided once per writer, when the first chunk streams: the writer thread if a core is
+    /// idle then; else the writer thread writing directly for a file that takes that, and the
+    /// filling thread for any other (see the module's comment).
     Auto,
 }
 
@@ -137,6 +158,9 @@ struct Outgoing {
     chunk: Option<ChunkBuffer>,
     len: usize,
     offset: u64,
+    /// Its write goes straight to the device: set by the writer thread (under the queue's
+    /// lock, as it takes the chunk) and followed by whoever writes it again.
+    direct: AtomicBool,
 }
 
 impl Outgoing {
@@ -234,15 +258,37 @@ struct Queue {
     taken_over: bool,
 }
 
+// Who writes the chunks that stream (`Shared::stream_from`): a `StreamFrom` as a number.
 const FROM_FILLING_THREAD: u8 = 0;
 const FROM_WRITER_THREAD: u8 = 1;
-const UNDECIDED: u8 = 2;
+const FROM_WRITER_THREAD_DIRECT: u8 = 2;
+/// `StreamFrom::Auto`, until a chunk streams.
+const UNDECIDED: u8 = 3;
+
+impl StreamFrom {
+    fn number(self) -> u8 {
+        match self {
+            StreamFrom::FillingThread => FROM_FILLING_THREAD,
+            StreamFrom::WriterThread => FROM_WRITER_THREAD,
+            StreamFrom::WriterThreadDirect => FROM_WRITER_THREAD_DIRECT,
+            StreamFrom::Auto => UNDECIDED,
+        }
+    }
+
+    fn from_number(number: u8) -> StreamFrom {
+        match number {
+            FROM_FILLING_THREAD => StreamFrom::FillingThread,
+            FROM_WRITER_THREAD => StreamFrom::WriterThread,
+            FROM_WRITER_THREAD_DIRECT => StreamFrom::WriterThreadDirect,
+            _ => StreamFrom::Auto,
+        }
+    }
+}
 
 struct Shared {
     name: String,
     hooks: Box<dyn WriterHooks>,
-    /// `FROM_FILLING_THREAD`, `FROM_WRITER_THREAD`, or `UNDECIDED` (auto, until a chunk
-    /// streams).
+    /// `StreamFrom::number`.
     stream_from: AtomicU8,
     queue: Mutex<Queue>,
     /// Wakes the writer thread: a job, or the end.
@@ -255,15 +301,12 @@ struct Shared {
 }
 
 impl Shared {
-    /// Who writes the chunks that stream, deciding `Auto` on the first call.
-    fn stream_from(&self) -> StreamFrom {
+    /// Who writes the chunks that stream, `Auto` decided on the first call (the module's
+    /// comment) for a file that takes direct writes or not (`direct`: the asking sink's).
+    fn stream_from(&self, direct: bool) -> StreamFrom {
         let decided = match self.stream_from.load(Ordering::Relaxed) {
             UNDECIDED => {
-                let from = if a_core_is_idle() {
-                    FROM_WRITER_THREAD
-                } else {
-                    FROM_FILLING_THREAD
-                };
+                let from = decide_stream_from(a_core_is_idle(), direct).number();
                 match self.stream_from.compare_exchange(
                     UNDECIDED,
                     from,
@@ -276,11 +319,12 @@ impl Shared {
             }
             decided => decided,
         };
-        if decided == FROM_WRITER_THREAD {
-            StreamFrom::WriterThread
-        } else {
-            StreamFrom::FillingThread
-        }
+        StreamFrom::from_number(decided)
+    }
+
+    /// The writer thread writes straight to the device while the disk keeps up.
+    fn writer_thread_writes_directly(&self) -> bool {
+        self.stream_from.load(Ordering::Relaxed) == FROM_WRITER_THREAD_DIRECT
     }
 
     /// Queues `chunk` to the writer thread, starting it if this is the first; hands it back
@@ -358,6 +402,19 @@ impl Shared {
     }
 }
 
+/// `StreamFrom::Auto` decided: where a core is idle the writer thread copies; where none is, it
+/// writes a file that takes direct writes (`direct`) directly, and the filling thread writes
+/// any other.
+fn decide_stream_from(core_is_idle: bool, direct: bool) -> StreamFrom {
+    if core_is_idle {
+        StreamFrom::WriterThread
+    } else if direct {
+        StreamFrom::WriterThreadDirect
+    } else {
+        StreamFrom::FillingThread
+    }
+}
+
 /// Whether a writer thread would find a core with nothing else to run now. False where the
 /// system does not say.
 fn a_core_is_idle() -> bool {
@@ -426,16 +483,11 @@ impl BackgroundWriter {
     /// A writer whose streaming chunks go as `stream_from` says; its threads (if any) are named
     /// after `name`. Starts no thread.
     pub fn new(name: &str, stream_from: StreamFrom, hooks: Box<dyn WriterHooks>) -> Self {
-        let stream_from = match stream_from {
-            StreamFrom::FillingThread => FROM_FILLING_THREAD,
-            StreamFrom::WriterThread => FROM_WRITER_THREAD,
-            StreamFrom::Auto => UNDECIDED,
-        };
         Self {
             shared: Arc::new(Shared {
                 name: name.to_string(),
                 hooks,
-                stream_from: AtomicU8::new(stream_from),
+                stream_from: AtomicU8::new(stream_from.number()),
                 queue: Mutex::new(Queue {
                     jobs: VecDeque::new(),
                     current: None,
@@ -472,11 +524,7 @@ impl BackgroundWriter {
     /// Who writes the chunks that stream: as given to `new`, `Auto` decided once a chunk has
     /// streamed.
     pub fn stream_from(&self) -> StreamFrom {
-        match self.shared.stream_from.load(Ordering::Relaxed) {
-            FROM_FILLING_THREAD => StreamFrom::FillingThread,
-            FROM_WRITER_THREAD => StreamFrom::WriterThread,
-            _ => StreamFrom::Auto,
-        }
+        StreamFrom::from_number(self.shared.stream_from.load(Ordering::Relaxed))
     }
 
     /// Limits the buffers all sinks together allocate beyond each one's first two to
@@ -616,6 +664,11 @@ fn run_writer(shared: &Shared) {
                 }
                 if let Some(job) = queue.jobs.pop_front() {
                     if let Job::Chunk(chunk) = &job {
+                        // Directly while the disk keeps up: with chunks waiting behind this one,
+                        // through the page cache, which takes them at copy speed.
+                        let backlog = queue.jobs.iter().any(|j| matches!(j, Job::Chunk(_)));
+                        let direct = shared.writer_thread_writes_directly() && !backlog;
+                        chunk.direct.store(direct, Ordering::Relaxed);
                         queue.current = Some(Arc::clone(chunk));
                     }
                     break job;
@@ -643,12 +696,11 @@ fn keep_first_error(target: &Target, e: io::Error) {
     lock(&target.error).get_or_insert(e);
 }
 
-/// Writes a chunk at its offset, after `before_write`, through the page cache (see
-/// `ChunkFile::write_at_through_cache`: whoever writes, a direct write would wait for the
-/// device). After the first error of its file nothing more is written to it, so the file keeps
-/// only whole chunks and no gap (chunks of one file are written in order by one thread at a
-/// time; only a chunk written a second time at the end of a stream can overlap its first
-/// write).
+/// Writes a chunk at its offset, after `before_write`: straight to the device where the writer
+/// thread chose that for it, else through the page cache. After the first error of its file
+/// nothing more is written to it, so the file keeps only whole chunks and no gap (chunks of one
+/// file are written in order by one thread at a time; only a chunk written a second time at the
+/// end of a stream can overlap its first write, the same way).
 fn write_chunk(hooks: &dyn WriterHooks, chunk: &Outgoing, kept: Option<&mut Option<File>>) {
     let target = &chunk.target;
     if lock(&target.error).is_some() {
@@ -657,9 +709,13 @@ fn write_chunk(hooks: &dyn WriterHooks, chunk: &Outgoing, kept: Option<&mut Opti
     let Some(file) = lock(&target.output).clone() else {
         return;
     };
-    let written = hooks
-        .before_write(kept)
-        .and_then(|()| file.write_at_through_cache(chunk.offset, chunk.bytes()));
+    let written = hooks.before_write(kept).and_then(|()| {
+        if chunk.direct.load(Ordering::Relaxed) {
+            file.write_at(chunk.offset, chunk.bytes())
+        } else {
+            file.write_at_through_cache(chunk.offset, chunk.bytes())
+        }
+    });
     if let Err(e) = written {
         keep_first_error(target, e);
     }
@@ -772,7 +828,7 @@ impl BackgroundSink {
         usize::from(
             self.locks_held > 0
                 && self.keep == 0
-                && self.shared.stream_from() == StreamFrom::FillingThread,
+                && self.shared.stream_from(self.direct) == StreamFrom::FillingThread,
         )
     }
 
@@ -790,6 +846,7 @@ impl BackgroundSink {
             chunk: Some(chunk),
             len,
             offset,
+            direct: AtomicBool::new(false),
         }
     }
 
@@ -800,22 +857,24 @@ impl BackgroundSink {
         };
         self.in_flight += 1;
         let chunk = Arc::new(chunk);
-        match self.shared.stream_from() {
-            StreamFrom::WriterThread => match self.shared.queue(chunk) {
-                Ok(()) => {
-                    if self.preparations.is_none() {
-                        self.preparations = self.shared.preparer();
-                    }
-                    if self.in_flight > WRITER_THREAD_LAG {
-                        // The writer thread falls behind (no core for it): this thread writes
-                        // the oldest itself rather than go on in fresh memory.
-                        if let Some(oldest) = self.shared.take_back_oldest(&self.target) {
-                            self.write_here_held_up(&oldest);
+        match self.shared.stream_from(self.direct) {
+            StreamFrom::WriterThread | StreamFrom::WriterThreadDirect => {
+                match self.shared.queue(chunk) {
+                    Ok(()) => {
+                        if self.preparations.is_none() {
+                            self.preparations = self.shared.preparer();
+                        }
+                        if self.in_flight > WRITER_THREAD_LAG {
+                            // The writer thread falls behind (no core for it): this thread writes
+                            // the oldest itself rather than go on in fresh memory.
+                            if let Some(oldest) = self.shared.take_back_oldest(&self.target) {
+                                self.write_here_held_up(&oldest);
+                            }
                         }
                     }
+                    Err(chunk) => self.write_here_held_up(&chunk),
                 }
-                Err(chunk) => self.write_here_held_up(&chunk),
-            },
+            }
             _ => self.write_here_held_up(&chunk),
         }
     }
@@ -1670,6 +1729,7 @@ mod tests {
         let dir = crate::test_dir("background-no-thread");
         for from in [
             StreamFrom::WriterThread,
+            StreamFrom::WriterThreadDirect,
             StreamFrom::FillingThread,
             StreamFrom::Auto,
         ] {
@@ -1809,6 +1869,112 @@ mod tests {
         );
         assert!(sink.free.try_recv().is_err(), "and only once");
         assert_eq!(chunk_numbers(&path), [3]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn without_an_idle_core_the_writer_thread_writes_a_local_disk_directly() {
+        // (a core is idle, the file takes direct writes) -> who writes, and how.
+        for (idle, direct, decided) in [
+            (true, true, StreamFrom::WriterThread),
+            (true, false, StreamFrom::WriterThread),
+            (false, true, StreamFrom::WriterThreadDirect),
+            (false, false, StreamFrom::FillingThread),
+        ] {
+            assert_eq!(
+                decide_stream_from(idle, direct),
+                decided,
+                "a core idle {idle}, direct writes {direct}"
+            );
+        }
+        for from in [
+            StreamFrom::FillingThread,
+            StreamFrom::WriterThread,
+            StreamFrom::WriterThreadDirect,
+            StreamFrom::Auto,
+        ] {
+            assert_eq!(StreamFrom::from_number(from.number()), from);
+        }
+    }
+
+    /// A page-aligned chunk of `len` bytes, each `n` (a direct write needs the alignment).
+    fn aligned_chunk(n: u8, len: usize) -> ChunkBuffer {
+        let mut chunk = ChunkBuffer::zeroed(len);
+        chunk[..].fill(n);
+        chunk
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_writer_thread_writing_directly_leaves_the_page_cache_alone_while_the_disk_keeps_up() {
+        const CHUNK: usize = 64 * 1024;
+        let dir = crate::disk_test_dir("background-direct");
+        for (from, direct) in [
+            (StreamFrom::WriterThreadDirect, true),
+            (StreamFrom::WriterThread, false),
+        ] {
+            let writer = BackgroundWriter::new("direct", from, Box::new(NoHooks));
+            let path = dir.join(format!("{from:?}.evt"));
+            let file = ChunkFile::create(&path).unwrap();
+            assert!(file.writes_directly(), "{} is on a disk", dir.display());
+            let mut sink = writer.sink(file, CHUNK, CHUNK, 4);
+            let mut buffer = aligned_chunk(0, CHUNK);
+            for n in 1..=3u8 {
+                buffer[..].fill(n);
+                buffer = sink.submit(buffer, CHUNK);
+                // One at a time, so that no chunk waits behind another (the disk keeps up).
+                let deadline = Instant::now() + Duration::from_secs(10);
+                while std::fs::metadata(&path).unwrap().len() < u64::from(n) * CHUNK as u64 {
+                    assert!(Instant::now() < deadline, "chunk {n} not written");
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+            }
+            let cached = crate::cached_pages(&path, 3 * CHUNK);
+            if direct {
+                assert_eq!(cached, 0, "every chunk went straight to the device");
+            } else {
+                assert_eq!(
+                    cached,
+                    3 * CHUNK / 4096,
+                    "every chunk went through the cache"
+                );
+            }
+            sink.finish().unwrap();
+            let bytes = std::fs::read(&path).unwrap();
+            assert_eq!(bytes.len(), 3 * CHUNK);
+            for (i, chunk) in bytes.chunks(CHUNK).enumerate() {
+                assert!(chunk.iter().all(|&b| usize::from(b) == i + 1), "chunk {i}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_chunk_written_again_is_written_as_the_writer_thread_writes_it() {
+        // A direct and a buffered write of one range must not meet in the page cache.
+        const CHUNK: usize = 64 * 1024;
+        let dir = crate::disk_test_dir("background-again");
+        for direct in [true, false] {
+            let writer =
+                BackgroundWriter::new("again", StreamFrom::WriterThread, Box::new(NoHooks));
+            let path = dir.join(format!("{direct}.evt"));
+            let mut sink = writer.sink(ChunkFile::create(&path).unwrap(), CHUNK, CHUNK, 4);
+            // As if the writer thread had taken it (and chosen how to write it).
+            let chunk = Arc::new(sink.outgoing(aligned_chunk(7, CHUNK), CHUNK));
+            chunk.direct.store(direct, Ordering::Relaxed);
+            sink.in_flight += 1;
+            lock(&writer.shared.queue).current = Some(Arc::clone(&chunk));
+            writer.take_over();
+            let cached = crate::cached_pages(&path, CHUNK);
+            assert_eq!(
+                cached,
+                if direct { 0 } else { CHUNK / 4096 },
+                "direct: {direct}"
+            );
+            assert!(std::fs::read(&path).unwrap().iter().all(|&b| b == 7));
+            drop(chunk);
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -280,30 +280,6 @@ fn cut_back(file: &File, offset: u64) {
 mod tests {
     use super::*;
 
-    /// Pages of `path` in the page cache, of the first `len` bytes.
-    #[cfg(target_os = "linux")]
-    fn cached_pages(path: &Path, len: usize) -> usize {
-        use std::os::fd::AsRawFd;
-        let file = File::open(path).unwrap();
-        // SAFETY: a new shared read-only mapping of an open file, unmapped below; mincore
-        // writes one byte per page into `resident`, which has room for every page.
-        unsafe {
-            let map = libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                file.as_raw_fd(),
-                0,
-            );
-            assert_ne!(map, libc::MAP_FAILED);
-            let mut resident = vec![0u8; len.div_ceil(DIRECT_UNIT)];
-            assert_eq!(libc::mincore(map, len, resident.as_mut_ptr()), 0);
-            libc::munmap(map, len);
-            resident.iter().filter(|&&r| r & 1 != 0).count()
-        }
-    }
-
     #[cfg(target_os = "linux")]
     #[test]
     fn a_thread_with_its_own_descriptor_table_neither_sees_nor_shows_the_programs() {
@@ -375,10 +351,7 @@ mod tests {
     #[test]
     fn whole_pages_go_to_a_disk_directly_and_the_rest_through_the_page_cache() {
         // The crate's target directory is on a disk; /dev/shm is tmpfs.
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("target")
-            .join(format!("chunk-file-direct-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::disk_test_dir("chunk-file-direct");
         assert!(ChunkFile::directory_takes_direct_writes(
             &Directory::open(&dir).unwrap()
         ));
@@ -400,7 +373,7 @@ mod tests {
         // Reading it back cached every page: write again and look before reading.
         f.write_at(0, &whole).unwrap();
         assert_eq!(
-            cached_pages(f.path(), CHUNK),
+            crate::cached_pages(f.path(), CHUNK),
             0,
             "the whole chunk went through the cache"
         );

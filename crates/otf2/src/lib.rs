@@ -16,6 +16,8 @@ pub mod cube;
 pub mod defs;
 pub mod directory;
 pub mod events;
+#[cfg(all(test, target_os = "linux"))]
+mod page_cache_probe;
 pub mod profile_unify;
 pub mod reader;
 pub mod records;
@@ -52,3 +54,17 @@ pub(crate) fn test_dir(name: &str) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// A unit test's directory on a disk that takes direct writes: `<name>-<pid>` in the crate's
+/// target directory (created), where the system's temporary directory may be tmpfs.
+#[cfg(test)]
+pub(crate) fn disk_test_dir(name: &str) -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target")
+        .join(format!("{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) use page_cache_probe::cached_pages;
