@@ -566,8 +566,8 @@ fn main() {
         if otf2::Directory::open(&scratch.traces)
             .is_ok_and(|d| otf2::ChunkFile::directory_takes_direct_writes(&d))
         {
-            "a local disk: chunks stream out as they fill, written directly, and their buffers \
-             are filled again"
+            "a local disk: chunks stream out as they fill, straight to the device where no core \
+             is idle, and their buffers are filled again"
         } else {
             "chunks stream out as they fill, through the page cache, and their buffers are \
              filled again"

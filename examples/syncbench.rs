@@ -649,7 +649,8 @@ fn main() {
         "syncbench: traces go to {} ({})",
         scratch.traces.display(),
         if direct {
-            "a local disk: chunks stream out as they fill, written directly"
+            "a local disk: chunks stream out as they fill, straight to the device where no core is \
+             idle"
         } else {
             "chunks stream out as they fill, through the page cache"
         }
