@@ -136,24 +136,30 @@ fn profile_summary_agrees_with_the_trace_summary(anchor: &Path, program: &str) {
         );
     }
     assert_eq!(from_profile["headline"], from_trace["headline"]);
-    // The per-region rows: the same regions in the same order (the root aside).
-    let names = |json: &serde_json::Value| -> Vec<String> {
+    // The per-region rows: the same regions in the same order (the root aside). Both are sorted
+    // by exclusive time, which the profile carries in seconds: two regions whose times are
+    // within a tick of each other may come in either order.
+    let rows = |json: &serde_json::Value| -> Vec<serde_json::Value> {
         json["regions"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|r| r["region"].as_str().unwrap().to_string())
-            .filter(|r| r != program)
+            .filter(|r| r["region"] != program)
+            .cloned()
             .collect()
     };
-    assert_eq!(names(&from_profile).len(), names(&from_trace).len());
-    for (p, t) in from_profile["regions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r["region"] != program)
-        .zip(from_trace["regions"].as_array().unwrap())
-    {
+    let key = |r: &serde_json::Value| (r["region"].clone(), r["file"].clone(), r["line"].clone());
+    let (profile_regions, trace_regions) = (rows(&from_profile), rows(&from_trace));
+    assert_eq!(profile_regions.len(), trace_regions.len());
+    for (p, in_place) in profile_regions.iter().zip(&trace_regions) {
+        assert!(
+            key(p) == key(in_place) || close(&p["exclusive_ms"], &in_place["exclusive_ms"]),
+            "order: {p} {in_place}"
+        );
+        let t = trace_regions
+            .iter()
+            .find(|t| key(t) == key(p))
+            .unwrap_or_else(|| panic!("{p} is not in the trace's summary"));
         assert_eq!(p["threads"], t["threads"], "{p} {t}");
         for column in [
             "inclusive_min_ms",
