@@ -1639,14 +1639,13 @@ mod tests {
     #[test]
     fn a_chunk_that_fills_while_a_lock_is_held_is_written_once_it_is_let_go() {
         let dir = crate::test_dir("background-hold");
-        let chunk = |byte| ChunkBuffer::from(vec![byte; 4096].into_boxed_slice());
         let size = |path: &std::path::Path| std::fs::metadata(path).unwrap().len();
 
         let filling =
             BackgroundWriter::new("hold-test", StreamFrom::FillingThread, Box::new(NoHooks));
         let path = dir.join("filling.evt");
         let mut sink = filling.sink(ChunkFile::create(&path).unwrap(), 4096, 4096, 2);
-        sink.submit(chunk(1), 4096);
+        sink.submit(numbered_chunk(1), 4096);
         assert_eq!(
             size(&path),
             4096,
@@ -1654,13 +1653,13 @@ mod tests {
         );
         sink.hold_back();
         sink.hold_back();
-        let second = sink.submit(chunk(2), 4096);
+        let second = sink.submit(numbered_chunk(2), 4096);
         assert_eq!(size(&path), 4096, "held back while a lock is held");
         assert_eq!(second.len(), 4096, "the producer goes on in another buffer");
         assert!(!sink.let_go(), "one of the two locks is still held");
         sink.write_held();
         assert_eq!(size(&path), 4096, "nothing is written while a lock is held");
-        sink.submit(chunk(3), 4096);
+        sink.submit(numbered_chunk(3), 4096);
         assert_eq!(
             size(&path),
             2 * 4096,
@@ -1688,7 +1687,7 @@ mod tests {
         let path = dir.join("background.evt");
         let mut sink = background.sink(ChunkFile::create(&path).unwrap(), 4096, 4096, 8);
         sink.hold_back();
-        sink.submit(chunk(4), 4096);
+        sink.submit(numbered_chunk(4), 4096);
         background.drain();
         assert_eq!(size(&path), 4096, "queued to the writer thread at once");
         assert!(!sink.let_go(), "nothing held back");
