@@ -75,7 +75,13 @@ impl Drop for Active {
 /// the returned guard is dropped. None when not recording.
 #[inline(always)]
 pub fn active(start: bool) -> Option<Active> {
-    let thread = thread::state();
+    active_on(thread::state(), start)
+}
+
+/// `active` for a caller that holds the calling thread's state already: the thread-local slot
+/// is read once, not twice (the compiler cannot merge the two reads across the stores between).
+#[inline(always)]
+pub fn active_on(thread: &'static ThreadState, start: bool) -> Option<Active> {
     thread.busy.store(true, Ordering::Relaxed);
     // Either this thread sees the end of the measurement below, or `wait_for_recorders` sees
     // this flag: a store-load fence between the two, here or (with membarrier) in finalize.

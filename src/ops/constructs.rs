@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use crate::base::diagnostics::warn;
 use crate::base::diagnostics::warn_once;
 use crate::lifecycle::active::Active;
-use crate::lifecycle::active::{active, active_fast, Outcome};
+use crate::lifecycle::active::{active, active_fast, active_on, Outcome};
 use crate::lifecycle::measurement::Measurement;
 use crate::model::tasks;
 use crate::model::team;
@@ -348,7 +348,7 @@ pub fn parallel_fork(c: Option<&Construct>, if_clause: bool, requested_threads: 
     let thread = thread::state();
     let old = thread.task.get();
     let mut forking_team = None;
-    if let Some(a) = active(true) {
+    if let Some(a) = active_on(thread, true) {
         let m = a.get();
         let requested = if requested_threads > 0 {
             requested_threads as u32
@@ -414,7 +414,7 @@ pub fn parallel_begin(c: Option<&Construct>) {
 #[inline(always)]
 pub fn parallel_end(c: Option<&Construct>) {
     let thread = thread::state();
-    if let Some(a) = active(false) {
+    if let Some(a) = active_on(thread, false) {
         let loc = location(&a);
         let t = a.now();
         match c.map(|c| c.parallel).filter(|&r| r != NO_REGION) {
@@ -431,7 +431,7 @@ pub fn parallel_join(old: i64) {
     let thread = thread::state();
     thread.task.set(old);
     team::join(thread);
-    if let Some(a) = active(false) {
+    if let Some(a) = active_on(thread, false) {
         location(&a).thread_join(a.now());
     }
 }

@@ -804,7 +804,13 @@ impl Location {
         metrics: bool,
     ) {
         if !metrics && self.team_records.begin_key == (tid, team, region) {
-            if let Some(w) = self.writer.as_mut() {
+            // A plain location (nothing counted, no profile) only writes and pushes.
+            if let (Some(depth), Some(w)) = (self.open.fast_push_room(), self.writer.as_mut()) {
+                if w.write_prepared(time, &self.team_records.begin) {
+                    self.open.push_at(depth, region);
+                    return;
+                }
+            } else if let Some(w) = self.writer.as_mut() {
                 if w.write_prepared(time, &self.team_records.begin) {
                     // Never stopped by the budget: its events carry the team's structure.
                     self.tallies.count_enter(region, time);
@@ -854,11 +860,17 @@ impl Location {
     #[inline(always)]
     pub fn leave_and_thread_team_end(&mut self, time: u64, region: u32, metrics: bool) {
         let team = self.team;
-        if !metrics
-            && self.team_records.end_key == (region, team)
-            && self.open.last() == Some(&region)
-        {
-            if let Some(w) = self.writer.as_mut() {
+        if !metrics && self.team_records.end_key == (region, team) {
+            // A plain location (nothing counted, no profile) only writes and pops.
+            if let (Some(below), Some(w)) = (self.open.fast_pop_room(region), self.writer.as_mut())
+            {
+                if w.write_prepared(time, &self.team_records.end) {
+                    self.open.pop_to(below);
+                    return;
+                }
+            } else if let (Some(w), true) =
+                (self.writer.as_mut(), self.open.last() == Some(&region))
+            {
                 if w.write_prepared(time, &self.team_records.end) {
                     self.tallies.count_leave(region, time);
                     self.open.pop();
