@@ -16,6 +16,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How [`Directory::create`] treats a directory that already exists at the path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -244,16 +245,29 @@ impl Directory {
     }
 
     /// Writes `bytes` as the whole content of `name`: into a new temporary file first, renamed
-    /// over `name`, so a reader never sees a half-written file.
+    /// over `name`, so a reader never sees a half-written file. The temporary file's name is
+    /// the writer's own (process and call), since the ranks of a job write the same names into
+    /// one directory at once; whichever rename comes last stands.
     pub fn write_file_atomically(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         use std::io::Write;
-        let tmp = format!(".{name}.tmp");
+        static CALLS: AtomicU64 = AtomicU64::new(0);
+        let tmp = format!(
+            ".{name}.{}-{}.tmp",
+            std::process::id(),
+            CALLS.fetch_add(1, Ordering::Relaxed)
+        );
+        // Left by an earlier process of the same id that died in between.
         let _ = self.remove_file(&tmp);
-        let mut file = self.create_new_file(&tmp)?;
-        file.write_all(bytes)?;
-        file.flush()?;
-        drop(file);
-        self.rename(&tmp, name)
+        let result = self.create_new_file(&tmp).and_then(|mut file| {
+            file.write_all(bytes)?;
+            file.flush()?;
+            drop(file);
+            self.rename(&tmp, name)
+        });
+        if result.is_err() {
+            let _ = self.remove_file(&tmp);
+        }
+        result
     }
 
     /// The subdirectory `name`, made with `mode` if missing, with the checks of
@@ -364,6 +378,31 @@ mod tests {
         assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
         assert_eq!(std::fs::read(dir.join("0.evt")).unwrap(), b"ours");
         assert_eq!(std::fs::read_dir(&target_dir).unwrap().count(), 0);
+        std::fs::remove_dir_all(&top).unwrap();
+    }
+
+    #[test]
+    fn writers_of_one_name_at_once_all_succeed_and_leave_one_whole_file() {
+        let top = scratch("atomic-writers");
+        let dir = Directory::create(&top.join("exp"), 0o700, Existing::Refuse).unwrap();
+        let contents: Vec<Vec<u8>> = (0..8u8).map(|i| vec![b'a' + i; 4096]).collect();
+        std::thread::scope(|s| {
+            for content in &contents {
+                let dir = &dir;
+                s.spawn(move || {
+                    for _ in 0..200 {
+                        dir.write_file_atomically("pomptrace.cfg", content).unwrap();
+                    }
+                });
+            }
+        });
+        let written = std::fs::read(top.join("exp/pomptrace.cfg")).unwrap();
+        assert!(contents.contains(&written), "a mixed file");
+        let names: Vec<_> = std::fs::read_dir(top.join("exp"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["pomptrace.cfg"], "temporary files left");
         std::fs::remove_dir_all(&top).unwrap();
     }
 
