@@ -18,6 +18,18 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// A name for the temporary file that is renamed over `name` once written whole: the writer's
+/// own (process and call), so that writers of one name in one directory at once (the ranks of
+/// a job, threads) never meet in it.
+pub(crate) fn temporary_name(name: &str) -> String {
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    format!(
+        ".{name}.{}-{}.tmp",
+        std::process::id(),
+        CALLS.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
 /// How [`Directory::create`] treats a directory that already exists at the path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Existing {
@@ -250,12 +262,7 @@ impl Directory {
     /// one directory at once; whichever rename comes last stands.
     pub fn write_file_atomically(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         use std::io::Write;
-        static CALLS: AtomicU64 = AtomicU64::new(0);
-        let tmp = format!(
-            ".{name}.{}-{}.tmp",
-            std::process::id(),
-            CALLS.fetch_add(1, Ordering::Relaxed)
-        );
+        let tmp = temporary_name(name);
         // Left by an earlier process of the same id that died in between.
         let _ = self.remove_file(&tmp);
         let result = self.create_new_file(&tmp).and_then(|mut file| {

@@ -4,7 +4,6 @@ use std::fmt::Write as _;
 use std::fs::{self, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::model::{
     DataType, LocationKind, MetricKind, Profile, SystemNode, Values, FORMAT_ATTRIBUTE_KEYS,
@@ -16,6 +15,7 @@ use super::{
     CUBEPL_VERSION, CUBEW_VERSION, DATA_MARKER, ENDIANNESS_MARK, INDEX_FORMAT_SPARSE, INDEX_MARKER,
     INDEX_VERSION,
 };
+use crate::directory::temporary_name;
 
 fn invalid(message: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, message.into())
@@ -230,13 +230,7 @@ impl Profile {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let tmp = dir.join(format!(
-            ".{}.{}-{}.tmp",
-            file_name.to_string_lossy(),
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        ));
+        let tmp = dir.join(temporary_name(&file_name.to_string_lossy()));
         let result = (|| {
             let file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
             let mut out = BufWriter::with_capacity(1 << 18, file);
