@@ -868,14 +868,14 @@ impl Location {
                     self.open.pop_to(below);
                     return;
                 }
-            } else if let (Some(w), true) =
-                (self.writer.as_mut(), self.open.last() == Some(&region))
-            {
-                if w.write_prepared(time, &self.team_records.end) {
-                    self.tallies.count_leave(region, time);
-                    self.open.pop();
-                    self.profile_leave(time, region, &[]);
-                    return;
+            } else if self.open.last() == Some(&region) {
+                if let Some(w) = self.writer.as_mut() {
+                    if w.write_prepared(time, &self.team_records.end) {
+                        self.tallies.count_leave(region, time);
+                        self.open.pop();
+                        self.profile_leave(time, region, &[]);
+                        return;
+                    }
                 }
             }
         }
