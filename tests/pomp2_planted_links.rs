@@ -330,3 +330,71 @@ fn a_directory_of_another_user_or_one_others_can_write_is_refused() {
         View::read(&trace.join("traces.otf2")).assert_well_formed();
     }
 }
+
+/// A link planted at a job's parts directory (`exp/ranks`), where every rank writes its part of
+/// the definitions and of the profile at the end, is refused at the start, while the job can
+/// still write elsewhere: the run says why and where it wrote, what it wrote reads back, and
+/// the link's target is never written. Traced, and profiled without a trace.
+#[test]
+fn a_link_planted_at_a_jobs_parts_directory_is_refused_at_the_start() {
+    let scratch = Scratch::new("planted-parts-link");
+    let exe = instrumented_c_program(&scratch.path, "stream_many.c");
+    let profile_only = [
+        ("POMPTRACE_ENABLE_PROFILING", "1"),
+        ("POMPTRACE_ENABLE_TRACING", "0"),
+    ];
+    for (what, settings) in [("trace", &[][..]), ("profile", &profile_only[..])] {
+        let case_dir = scratch.join(what);
+        let (exp, tmp, victim_dir) = (
+            case_dir.join("exp"),
+            case_dir.join("tmp"),
+            case_dir.join("victim_dir"),
+        );
+        for dir in [&exp, &tmp, &victim_dir] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        std::fs::set_permissions(&exp, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::write(victim_dir.join("keep"), b"kept").unwrap();
+        symlink(&victim_dir, exp.join("ranks")).unwrap();
+        let out = program(&exe)
+            .arg(EVENTS)
+            .env("OMP_NUM_THREADS", "2")
+            .env("OMPI_COMM_WORLD_RANK", "0")
+            .env("OMPI_COMM_WORLD_SIZE", "1")
+            .env("POMPTRACE_EXPERIMENT_DIRECTORY", &exp)
+            .env("TMPDIR", &tmp)
+            .envs(settings.iter().copied())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{what}: {out:?}");
+        let kept: Vec<_> = std::fs::read_dir(&victim_dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(kept, ["keep"], "{what}: the victim directory changed");
+        assert!(
+            stderr.contains(&format!(
+                "{} is a symbolic link",
+                exp.join("ranks").display()
+            )),
+            "{what}: no reason given:\n{stderr}"
+        );
+        let written = stderr
+            .lines()
+            .find_map(|l| l.split_once(" written to ").map(|(_, rest)| rest))
+            .and_then(|rest| rest.split(" (").next())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| panic!("{what}: no closing line:\n{stderr}"));
+        assert!(written.starts_with(&tmp), "{what}:\n{stderr}");
+        if what == "trace" {
+            View::read(&written).assert_well_formed();
+        } else {
+            let dump = run(Command::new("/usr/bin/python3")
+                .arg(support::repo_root().join("tests/support/cube_dump.py"))
+                .arg(&written));
+            let text = String::from_utf8_lossy(&dump.stdout);
+            assert!(text.contains("\"visits\""), "{what}: {text}");
+        }
+    }
+}

@@ -89,6 +89,13 @@ fn claim(
             std::io::ErrorKind::AlreadyExists => Unusable::Taken("already exists".into()),
             _ => Unusable::Failed(e),
         })?;
+    if job.is_some() {
+        // Where every rank writes its part at the end (definitions, profile): refused now, while
+        // the run can still go elsewhere, if it is not a directory of this user's.
+        directory
+            .subdirectory(otf2::unify::PARTS_DIR, placement.mode)
+            .map_err(Unusable::Failed)?;
+    }
     let created = match rank {
         Some(rank) => ArchiveWriter::create_shared_in(
             directory,

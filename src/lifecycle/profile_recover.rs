@@ -339,8 +339,8 @@ pub fn recover_profile(dir: &Path) -> Result<Option<String>, String> {
             .saturating_sub(program_begin.unwrap_or(last_time)),
     };
     let (profile, _) = profile_write::build(&locations, &context);
-    profile
-        .write(&path)
+    otf2::Directory::open(dir)
+        .and_then(|out| profile.write_in(&out, PROFILE_FILE))
         .map_err(|e| format!("cannot write the profile {}: {e}", path.display()))?;
     Ok(Some(format!(
         "profile rebuilt from the trace: {} ({} call paths, {} threads)",

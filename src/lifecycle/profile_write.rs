@@ -13,7 +13,6 @@
 //! visits, the time below it (Score-P's expansion of thread starts).
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
 
 use crate::base::diagnostics::warn;
 use crate::lifecycle::measurement::Measurement;
@@ -26,8 +25,8 @@ use crate::record::profile::{Kind, Profile, NONE};
 const PROGRAM_REGION: u32 = u32::MAX - 2;
 /// The program's root call path, the first.
 const PROGRAM: usize = 0;
-use otf2::cube;
 use otf2::profile_unify::{self, PROFILE_FILE};
+use otf2::{cube, Directory};
 
 /// One location's profile as the end of the run hands it over.
 pub(crate) struct LocationProfile {
@@ -447,11 +446,11 @@ pub(crate) fn folds_message(folds: Folds, max_depth: u32, max_nodes: u32) -> Opt
     })
 }
 
-/// Writes `profile` to `path`; the error says where and why.
-fn write(profile: &cube::Profile, path: &Path) -> Result<(), String> {
+/// Writes `profile` as `name` in `dir`; the error says where and why.
+fn write(profile: &cube::Profile, dir: &Directory, name: &str) -> Result<(), String> {
     profile
-        .write(path)
-        .map_err(|e| format!("cannot write the profile {}: {e}", path.display()))
+        .write_in(dir, name)
+        .map_err(|e| format!("cannot write the profile {}: {e}", dir.join(name).display()))
 }
 
 /// The marker the rank that merges the job's profile creates (the first to create it).
@@ -491,39 +490,38 @@ pub(crate) fn write_profile(
         warn(&message);
     }
     let call_paths = profile.cnodes.len();
+    let experiment =
+        Directory::open(&m.experiment_dir).map_err(|e| format!("cannot write the profile: {e}"))?;
     let Some(job) = &m.job else {
-        let path = m.experiment_dir.join(PROFILE_FILE);
-        write(&profile, &path)?;
+        write(&profile, &experiment, PROFILE_FILE)?;
         return Ok(format!(
             "profile written to {} ({call_paths} call paths, {} threads)",
-            path.display(),
+            experiment.join(PROFILE_FILE).display(),
             profiles.len()
         ));
     };
-    let parts_dir = m.experiment_dir.join(otf2::unify::PARTS_DIR);
-    std::fs::create_dir_all(&parts_dir)
-        .map_err(|e| format!("cannot create {}: {e}", parts_dir.display()))?;
+    let parts = experiment
+        .subdirectory(otf2::unify::PARTS_DIR, 0o777)
+        .map_err(|e| {
+            let parts_dir = experiment.join(otf2::unify::PARTS_DIR);
+            format!("cannot create {}: {e}", parts_dir.display())
+        })?;
+    let parts_dir = parts.path();
     profile
         .attributes
         .push((profile_unify::PARTS_ATTRIBUTE.into(), job.size.to_string()));
     profile
         .attributes
         .push((profile_unify::PART_ATTRIBUTE.into(), job.rank.to_string()));
-    write(&profile, &profile_unify::part_path(&parts_dir, job.rank))?;
-    let elected = || {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(parts_dir.join(UNIFIER_MARKER))
-            .is_ok()
-    };
-    if !profile_unify::all_parts_written(&parts_dir, job.size) || !elected() {
+    write(&profile, &parts, &profile_unify::part_name(job.rank))?;
+    let elected = || parts.create_new_file(UNIFIER_MARKER).is_ok();
+    if !profile_unify::all_parts_written(parts_dir, job.size) || !elected() {
         return Ok(format!(
             "rank {} of {} wrote its part of the profile",
             job.rank, job.size
         ));
     }
-    let summary = profile_unify::unify_directory(&m.experiment_dir, &parts_dir, true)?;
+    let summary = profile_unify::unify_directory(&m.experiment_dir, parts_dir, true)?;
     Ok(format!(
         "profile of {} ranks written to {} ({} call paths, {} threads)",
         summary.parts,

@@ -262,12 +262,21 @@ impl Directory {
     /// one directory at once; whichever rename comes last stands.
     pub fn write_file_atomically(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         use std::io::Write;
+        self.write_file_atomically_with(name, |file| file.write_all(bytes))
+    }
+
+    /// [`write_file_atomically`](Self::write_file_atomically) for content that `write` streams
+    /// into the new file (and syncs, where it must be on the device before the rename).
+    pub fn write_file_atomically_with(
+        &self,
+        name: &str,
+        write: impl FnOnce(&mut File) -> io::Result<()>,
+    ) -> io::Result<()> {
         let tmp = temporary_name(name);
         // Left by an earlier process of the same id that died in between.
         let _ = self.remove_file(&tmp);
         let result = self.create_new_file(&tmp).and_then(|mut file| {
-            file.write_all(bytes)?;
-            file.flush()?;
+            write(&mut file)?;
             drop(file);
             self.rename(&tmp, name)
         });

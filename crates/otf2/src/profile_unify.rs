@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::cube::{Cnode, LocationGroup, Metric, Profile, Region, SystemNode, Values};
+use crate::directory::Directory;
 
 /// The attribute of a part that holds the number of parts (ranks) of the job.
 pub const PARTS_ATTRIBUTE: &str = "POMPTRACE::UNIFY::PARTS";
@@ -20,9 +21,14 @@ pub const PART_ATTRIBUTE: &str = "POMPTRACE::UNIFY::PART";
 /// A job's profile, and the ending of each part's file name.
 pub const PROFILE_FILE: &str = "profile.cubex";
 
+/// The file name of rank `rank`'s part.
+pub fn part_name(rank: u32) -> String {
+    format!("{rank}.{PROFILE_FILE}")
+}
+
 /// The part of rank `rank` in `parts_dir`.
 pub fn part_path(parts_dir: &Path, rank: u32) -> PathBuf {
-    parts_dir.join(format!("{rank}.{PROFILE_FILE}"))
+    parts_dir.join(part_name(rank))
 }
 
 /// The parts in `parts_dir`, by rank.
@@ -60,9 +66,9 @@ pub struct UnifySummary {
     pub missing_parts: Vec<u32>,
 }
 
-/// Merges the parts in `parts_dir` into `dir/profile.cubex`. `require_all`: every part the
-/// first one says the job has must be there; otherwise the parts there are merged and the
-/// missing ones named.
+/// Merges the parts in `parts_dir` into `dir/profile.cubex`, never written through a symbolic
+/// link (see [`Directory`]). `require_all`: every part the first one says the job has must be
+/// there; otherwise the parts there are merged and the missing ones named.
 pub fn unify_directory(
     dir: &Path,
     parts_dir: &Path,
@@ -98,8 +104,8 @@ pub fn unify_directory(
     }
     let merged = merge(read.into_iter().map(|(_, p)| p).collect());
     let path = dir.join(PROFILE_FILE);
-    merged
-        .write(&path)
+    Directory::open(dir)
+        .and_then(|out| merged.write_in(&out, PROFILE_FILE))
         .map_err(|e| format!("cannot write the profile {}: {e}", path.display()))?;
     Ok(UnifySummary {
         profile: path,

@@ -1,7 +1,7 @@
 //! Validating a [`Profile`] and writing it as a `.cubex` archive in cubew's layout.
 
 use std::fmt::Write as _;
-use std::fs::{self, OpenOptions};
+use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -15,7 +15,7 @@ use super::{
     CUBEPL_VERSION, CUBEW_VERSION, DATA_MARKER, ENDIANNESS_MARK, INDEX_FORMAT_SPARSE, INDEX_MARKER,
     INDEX_VERSION,
 };
-use crate::directory::temporary_name;
+use crate::directory::{temporary_name, Directory};
 
 fn invalid(message: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, message.into())
@@ -231,18 +231,31 @@ impl Profile {
             _ => PathBuf::from("."),
         };
         let tmp = dir.join(temporary_name(&file_name.to_string_lossy()));
-        let result = (|| {
-            let file = OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-            let mut out = BufWriter::with_capacity(1 << 18, file);
-            self.write_archive(&mut out)?;
-            let file = out.into_inner().map_err(|e| e.into_error())?;
-            file.sync_all()?;
-            fs::rename(&tmp, path)
-        })();
+        let result = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .and_then(|mut file| self.write_synced(&mut file))
+            .and_then(|()| fs::rename(&tmp, path));
         if result.is_err() {
             let _ = fs::remove_file(&tmp);
         }
         result
+    }
+
+    /// [`write`](Self::write) as `name` in `dir`, never through a symbolic link (see
+    /// [`Directory`]): how a measurement writes into its experiment directory.
+    pub fn write_in(&self, dir: &Directory, name: &str) -> io::Result<()> {
+        self.validate()?;
+        dir.write_file_atomically_with(name, |file| self.write_synced(file))
+    }
+
+    fn write_synced(&self, file: &mut File) -> io::Result<()> {
+        let mut out = BufWriter::with_capacity(1 << 18, &mut *file);
+        self.write_archive(&mut out)?;
+        out.flush()?;
+        drop(out);
+        file.sync_all()
     }
 
     /// The archive's bytes, in memory (for tests and for callers that send profiles elsewhere).
