@@ -206,18 +206,3 @@ fn allocate(path: &Path, len: usize) {
     let rc = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, len as libc::off_t) };
     assert_eq!(rc, 0, "fallocate: {}", std::io::Error::last_os_error());
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The benchmark runs through (a chunk file it writes again, an unwritable scratch
-    /// directory or a failed fallocate stops it) and measures some CPU time for every kind.
-    #[test]
-    fn every_kind_is_measured() {
-        let (best, _) = measure(1);
-        for (name, ns) in KINDS.iter().zip(best) {
-            assert!(ns.is_finite() && ns > 0.0, "{name}: {ns} ns per byte");
-        }
-    }
-}

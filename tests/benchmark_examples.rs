@@ -2,14 +2,14 @@
 //! arguments that make it small, and must exit 0 and print its closing figures as finite numbers.
 //! The figures of such short runs mean nothing and are not checked; a benchmark that no longer
 //! builds its programs, finds its files or parses its own output fails here and not the next
-//! time someone measures. (`chunk_memory_bench` has a test of its own.)
+//! time someone measures.
 
 mod support;
 
 use std::process::Command;
 use std::sync::Mutex;
 
-use support::repo_root;
+use support::{repo_root, run};
 
 /// One benchmark at a time: each starts threads and processes of its own, on every core.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -18,21 +18,12 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 fn run_example(name: &str, args: &[&str]) -> String {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
-    let out = Command::new(cargo)
+    let out = run(Command::new(cargo)
         .args(["run", "--quiet", "--example", name, "--manifest-path"])
         .arg(repo_root().join("Cargo.toml"))
         .arg("--")
-        .args(args)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{name} {args:?}: {}\nstdout:\n{stdout}\nstderr:\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+        .args(args));
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// The numbers of the first line of `stdout` that starts with `prefix`, each checked finite.
@@ -79,6 +70,24 @@ fn otf2_write_bench_runs_and_writes_what_libotf2_writes() {
         panic!("{out}")
     };
     assert_eq!(ours, libotf2, "{out}");
+}
+
+/// Every kind of memory and write measures some CPU time (one chunk each).
+#[test]
+fn chunk_memory_bench_measures_every_kind() {
+    let out = run_example("chunk_memory_bench", &["1"]);
+    for kind in [
+        "fresh memory:",
+        "memory used before:",
+        "direct write:",
+        "buffered write:",
+        "tmpfs write:",
+        "direct write from huge pages:",
+        "tmpfs write, pages allocated:",
+    ] {
+        let ns = figures(&out, kind)[0];
+        assert!(ns > 0.0, "{kind} {ns} ns per byte");
+    }
 }
 
 #[test]
