@@ -120,6 +120,21 @@ fn chown_tree(path: &Path, uid: u32) {
         .arg(path));
 }
 
+/// A directory a planted link points at: one file, `keep`.
+fn make_victim_dir(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("keep"), b"kept").unwrap();
+}
+
+/// Nothing was written into the victim directory, and nothing removed from it.
+fn assert_victim_dir_untouched(dir: &Path, what: &str) {
+    let kept: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(kept, ["keep"], "{what}: the victim directory changed");
+}
+
 /// The trace directory the closing line names.
 fn written_to(stderr: &str) -> PathBuf {
     let line = stderr
@@ -137,8 +152,7 @@ fn run_case(exe: &Path, case_dir: &Path, case: &Case, uid: Option<u32>) -> (Outp
     let tmp = case_dir.join("tmp");
     std::fs::create_dir_all(&tmp).unwrap();
     std::fs::write(&victim, b"precious").unwrap();
-    std::fs::create_dir_all(&victim_dir).unwrap();
-    std::fs::write(victim_dir.join("keep"), b"kept").unwrap();
+    make_victim_dir(&victim_dir);
     match case.plant {
         Plant::Directory => symlink(&victim_dir, &exp).unwrap(),
         Plant::FileInside(name) | Plant::DirectoryInside(name) => {
@@ -204,11 +218,7 @@ fn check_case(exe: &Path, case_dir: &Path, case: &Case, uid: Option<u32>) {
         b"precious",
         "{what}: the victim file changed"
     );
-    let kept: Vec<_> = std::fs::read_dir(case_dir.join("victim_dir"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(kept, ["keep"], "{what}: the victim directory changed");
+    assert_victim_dir_untouched(&case_dir.join("victim_dir"), &what);
     let trace = written_to(&stderr);
     if case.refused {
         assert_ne!(
@@ -350,11 +360,11 @@ fn a_link_planted_at_a_jobs_parts_directory_is_refused_at_the_start() {
             case_dir.join("tmp"),
             case_dir.join("victim_dir"),
         );
-        for dir in [&exp, &tmp, &victim_dir] {
+        for dir in [&exp, &tmp] {
             std::fs::create_dir_all(dir).unwrap();
         }
         std::fs::set_permissions(&exp, std::fs::Permissions::from_mode(0o700)).unwrap();
-        std::fs::write(victim_dir.join("keep"), b"kept").unwrap();
+        make_victim_dir(&victim_dir);
         symlink(&victim_dir, exp.join("ranks")).unwrap();
         let out = program(&exe)
             .arg(EVENTS)
@@ -368,11 +378,7 @@ fn a_link_planted_at_a_jobs_parts_directory_is_refused_at_the_start() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "{what}: {out:?}");
-        let kept: Vec<_> = std::fs::read_dir(&victim_dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(kept, ["keep"], "{what}: the victim directory changed");
+        assert_victim_dir_untouched(&victim_dir, what);
         assert!(
             stderr.contains(&format!(
                 "{} is a symbolic link",
